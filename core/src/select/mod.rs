@@ -1,0 +1,1 @@
+//! Least-used selection (filled in by the select work).

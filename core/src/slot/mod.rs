@@ -1,0 +1,1 @@
+//! Redis Cluster hash slots (filled in by the slot work).
