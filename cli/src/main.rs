@@ -1,1 +1,45 @@
-fn main() {}
+//! `keyroute`: route keys, simulate ring changes, compute Redis Cluster slots and plans.
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+#[derive(Debug, Parser)]
+#[command(name = "keyroute", version, about = "Which node owns this key? Which proxy gets the next job?")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the node that owns each key (keys from the arguments, else stdin).
+    Route(cmd::route::Args),
+    /// Simulate adding or removing nodes and show how load and keys move.
+    Simulate(cmd::simulate::Args),
+    /// Print the Redis Cluster hash slot of each key.
+    Slot(cmd::slot::Args),
+    /// Print a resharding plan that moves a slot map to target weights.
+    Plan(cmd::plan::Args),
+    /// Print the text of a server-side script.
+    Script(cmd::script::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Route(args) => cmd::route::run(args),
+        Command::Simulate(args) => cmd::simulate::run(args),
+        Command::Slot(args) => cmd::slot::run(args),
+        Command::Plan(args) => cmd::plan::run(args),
+        Command::Script(args) => cmd::script::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("keyroute: error: {err}");
+            ExitCode::from(2)
+        }
+    }
+}

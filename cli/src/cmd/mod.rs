@@ -1,0 +1,9 @@
+//! One module per subcommand. Each has `Args` (clap) and `run(Args) -> Result<(), CliError>`.
+pub mod plan;
+pub mod route;
+pub mod script;
+pub mod simulate;
+pub mod slot;
+
+/// An error for the user: printed as `keyroute: error: ...`, exit status 2.
+pub type CliError = Box<dyn std::error::Error>;
