@@ -1,1 +1,32 @@
-//! Consistent-hash rings.
+//! Consistent-hash rings: the ketama family, bit-exact with each peer, and `native`.
+//!
+//! One engine ([`Ring`]) serves every profile; a [`Profile`] holds the few parameters in
+//! which the peers differ (hash, points per digest, weight arithmetic, server string,
+//! `>=`/`>` lookup, tie rule).
+//!
+//! ```
+//! use keyroute::ring::{Profile, Ring};
+//!
+//! let ring = Ring::with_nodes(Profile::native(), [("cache-a", 1), ("cache-b", 1), ("cache-c", 2)])?;
+//! let owner = ring.get(b"user:42").expect("a non-empty ring always answers");
+//! assert!(ring.contains(owner));
+//! # Ok::<(), keyroute::ring::RingError>(())
+//! ```
+
+mod analysis;
+mod engine;
+mod error;
+mod hash;
+mod index;
+mod profile;
+mod spec;
+
+pub use analysis::{diff, Arc, Diff, MovedArc};
+pub use engine::{Node, Ring, MAX_POINTS};
+pub use error::{checked_weight, RingError};
+pub use hash::key_hash;
+pub use profile::{
+    Lookup, PointHash, Profile, ProfileName, Ties, WeightRule, DEFAULT_NATIVE_VNODES,
+    NATIVE_SIP_KEY,
+};
+pub use spec::{parse_node, parse_nodes, parse_nodes_file};

@@ -1,0 +1,483 @@
+//! The ring: nodes, weights and the circle built from them under one [`Profile`].
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::error::RingError;
+use super::hash::{ketama_point, key_hash, md5, native_point};
+use super::index::Circle;
+use super::profile::{digests_for, Lookup, PointHash, Profile, Ties};
+
+/// The most points one ring may hold (33,554,432: about 400 MiB of circle).
+pub const MAX_POINTS: u64 = 1 << 25;
+
+/// A node on the ring: its name (the hashed server string is derived from it) and weight.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Node {
+    name: String,
+    weight: u32,
+}
+
+impl Node {
+    /// The node's name as given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The node's weight (at least 1).
+    pub fn weight(&self) -> u32 {
+        self.weight
+    }
+}
+
+/// A consistent-hash ring.
+///
+/// ```
+/// use keyroute::ring::{Profile, Ring};
+///
+/// let mut ring = Ring::with_nodes(Profile::libketama(), [
+///     ("127.0.0.1:11211", 600),
+///     ("127.0.0.1:11212", 400),
+/// ])?;
+/// assert_eq!(ring.point_count(), 320);
+/// assert_eq!(ring.get(b"test"), Some("127.0.0.1:11211"));
+///
+/// ring.add("127.0.0.1:11213", 500)?;
+/// let replicas = ring.get_n(b"test", 2);
+/// assert_eq!(replicas.len(), 2);
+/// assert_eq!(Some(replicas[0]), ring.get(b"test"));
+/// # Ok::<(), keyroute::ring::RingError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Ring {
+    profile: Profile,
+    nodes: Vec<Node>,
+    circle: Circle,
+}
+
+impl Ring {
+    /// An empty ring: every lookup answers `None` until a node is added.
+    pub fn new(profile: Profile) -> Ring {
+        Ring {
+            profile,
+            nodes: Vec::new(),
+            circle: Circle::default(),
+        }
+    }
+
+    /// A ring of `nodes` (name, weight), in the given order (the order decides ties in
+    /// the ketama family, as it does in the peers).
+    ///
+    /// # Errors
+    /// Empty name, zero weight, duplicate name, or more than [`MAX_POINTS`] points.
+    pub fn with_nodes<I, S>(profile: Profile, nodes: I) -> Result<Ring, RingError>
+    where
+        I: IntoIterator<Item = (S, u32)>,
+        S: Into<String>,
+    {
+        let mut ring = Ring::new(profile);
+        for (name, weight) in nodes {
+            ring.push_checked(name.into(), weight)?;
+        }
+        ring.rebuild()?;
+        Ok(ring)
+    }
+
+    fn push_checked(&mut self, name: String, weight: u32) -> Result<(), RingError> {
+        if name.is_empty() {
+            return Err(RingError::EmptyNodeName);
+        }
+        if weight == 0 {
+            return Err(RingError::ZeroWeight(name));
+        }
+        if self.contains(&name) {
+            return Err(RingError::DuplicateNode(name));
+        }
+        self.nodes.push(Node { name, weight });
+        Ok(())
+    }
+
+    /// Adds a node. In the ketama family every node's share is recomputed from the new
+    /// total weight, exactly as the peers do; in native only the new node's points appear.
+    ///
+    /// # Errors
+    /// As [`Ring::with_nodes`]; the ring is unchanged on error.
+    pub fn add(&mut self, name: &str, weight: u32) -> Result<(), RingError> {
+        self.push_checked(name.into(), weight)?;
+        if let Err(e) = self.rebuild() {
+            self.nodes.pop();
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Removes a node and returns it.
+    ///
+    /// # Errors
+    /// [`RingError::UnknownNode`].
+    pub fn remove(&mut self, name: &str) -> Result<Node, RingError> {
+        let i = self
+            .node_index(name)
+            .ok_or_else(|| RingError::UnknownNode(name.into()))?;
+        let node = self.nodes.remove(i);
+        // Fewer nodes never means more points than before.
+        self.rebuild()?;
+        Ok(node)
+    }
+
+    /// Changes a node's weight.
+    ///
+    /// # Errors
+    /// [`RingError::UnknownNode`], [`RingError::ZeroWeight`], [`RingError::TooManyPoints`];
+    /// the ring is unchanged on error.
+    pub fn set_weight(&mut self, name: &str, weight: u32) -> Result<(), RingError> {
+        let i = self
+            .node_index(name)
+            .ok_or_else(|| RingError::UnknownNode(name.into()))?;
+        if weight == 0 {
+            return Err(RingError::ZeroWeight(name.into()));
+        }
+        let old = core::mem::replace(&mut self.nodes[i].weight, weight);
+        if let Err(e) = self.rebuild() {
+            self.nodes[i].weight = old;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// The ring's profile.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// The nodes, in the order they were added.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// The number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the ring has no node.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Whether a node of that name is on the ring.
+    pub fn contains(&self, name: &str) -> bool {
+        self.node_index(name).is_some()
+    }
+
+    /// The index of a node in [`Ring::nodes`].
+    pub fn node_index(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.name == name)
+    }
+
+    /// The number of points on the circle.
+    pub fn point_count(&self) -> usize {
+        self.circle.len()
+    }
+
+    /// Sorted point positions (32-bit profiles use values below 2³²).
+    pub fn positions(&self) -> &[u64] {
+        &self.circle.points
+    }
+
+    /// `owners()[i]` is the index (into [`Ring::nodes`]) of the node owning
+    /// `positions()[i]`.
+    pub fn owners(&self) -> &[u32] {
+        &self.circle.owners
+    }
+
+    /// `(position, node name)` of every point, clockwise from 0.
+    pub fn points(&self) -> impl ExactSizeIterator<Item = (u64, &str)> + '_ {
+        self.circle
+            .points
+            .iter()
+            .zip(&self.circle.owners)
+            .map(|(&p, &o)| (p, self.nodes[o as usize].name.as_str()))
+    }
+
+    /// Where `key` hashes on this ring's circle.
+    #[inline]
+    pub fn hash_key(&self, key: &[u8]) -> u64 {
+        key_hash(self.profile.hash(), key)
+    }
+
+    /// The index of the point that owns circle position `hash`, if the ring has points.
+    #[inline]
+    pub fn point_for_hash(&self, hash: u64) -> Option<usize> {
+        self.circle
+            .lower_bound(hash, self.profile.lookup() == Lookup::Above)
+    }
+
+    /// The index (into [`Ring::nodes`]) of the node owning `key`.
+    #[inline]
+    pub fn get_index(&self, key: &[u8]) -> Option<usize> {
+        if self.circle.len() == 0 {
+            return None;
+        }
+        let i = self.point_for_hash(self.hash_key(key))?;
+        Some(self.circle.owners[i] as usize)
+    }
+
+    /// The node owning `key`; `None` on an empty ring.
+    #[inline]
+    pub fn get(&self, key: &[u8]) -> Option<&str> {
+        self.get_index(key).map(|i| self.nodes[i].name.as_str())
+    }
+
+    /// Looks up every key, appending one owner index per key to `out` (reuse `out` across
+    /// calls and no allocation happens per key).
+    pub fn get_many_into<I, K>(&self, keys: I, out: &mut Vec<Option<usize>>)
+    where
+        I: IntoIterator<Item = K>,
+        K: AsRef<[u8]>,
+    {
+        let keys = keys.into_iter();
+        out.reserve(keys.size_hint().0);
+        out.extend(keys.map(|k| self.get_index(k.as_ref())));
+    }
+
+    /// Up to `n` distinct nodes for `key`, walking clockwise from its point: the owner
+    /// first, then the next distinct nodes (replicas). Fewer than `n` when the ring has
+    /// fewer nodes. Indexes into [`Ring::nodes`] are written to `out` (cleared first).
+    pub fn get_n_into(&self, key: &[u8], n: usize, out: &mut Vec<usize>) {
+        out.clear();
+        let want = n.min(self.nodes.len());
+        if want == 0 || self.circle.len() == 0 {
+            return;
+        }
+        let Some(start) = self.point_for_hash(self.hash_key(key)) else {
+            return;
+        };
+        let len = self.circle.len();
+        let mut seen = if want > 16 {
+            alloc::vec![0u64; self.nodes.len().div_ceil(64)]
+        } else {
+            Vec::new()
+        };
+        for step in 0..len {
+            let o = self.circle.owners[(start + step) % len] as usize;
+            let new = if seen.is_empty() {
+                !out.contains(&o)
+            } else {
+                let (w, b) = (o / 64, 1u64 << (o % 64));
+                let fresh = seen[w] & b == 0;
+                seen[w] |= b;
+                fresh
+            };
+            if new {
+                out.push(o);
+                if out.len() == want {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Up to `n` distinct node names for `key` (see [`Ring::get_n_into`]).
+    pub fn get_n(&self, key: &[u8], n: usize) -> Vec<&str> {
+        let mut idx = Vec::new();
+        self.get_n_into(key, n, &mut idx);
+        idx.into_iter()
+            .map(|i| self.nodes[i].name.as_str())
+            .collect()
+    }
+
+    /// The string hashed for a node's digests: its name, without `:port` when the port is
+    /// the profile's default port.
+    pub fn server_string<'a>(&self, name: &'a str) -> &'a str {
+        server_string(name, self.profile.default_port())
+    }
+
+    fn rebuild(&mut self) -> Result<(), RingError> {
+        let p = self.profile;
+        let n = self.nodes.len();
+        let total: u64 = self.nodes.iter().map(|x| x.weight as u64).sum();
+        let per_digest = p.points_per_digest().max(1) as u64;
+        let digests: Vec<u64> = self
+            .nodes
+            .iter()
+            .map(|x| digests_for(p.weight_rule(), p.vnodes(), n, x.weight, total))
+            .collect();
+        let count: u64 = digests.iter().map(|d| d * per_digest).sum();
+        if count > MAX_POINTS {
+            return Err(RingError::TooManyPoints(count));
+        }
+        // rank: smaller wins a tie; decoded back to an owner after sorting.
+        let mut by_name: Vec<u32> = (0..n as u32).collect();
+        by_name.sort_unstable_by(|&a, &b| {
+            self.nodes[a as usize]
+                .name
+                .cmp(&self.nodes[b as usize].name)
+        });
+        let mut rank_of = alloc::vec![0u32; n];
+        for (r, &i) in by_name.iter().enumerate() {
+            rank_of[i as usize] = r as u32;
+        }
+        let rank = |i: usize| -> u32 {
+            match p.ties() {
+                Ties::FirstNode => i as u32,
+                Ties::LastNode => (n - 1 - i) as u32,
+                Ties::Name => rank_of[i],
+            }
+        };
+        let mut entries: Vec<u64> = Vec::new();
+        let mut wide: Vec<(u64, u32)> = Vec::new();
+        let mut buf: Vec<u8> = Vec::with_capacity(64);
+        for (i, node) in self.nodes.iter().enumerate() {
+            let server = server_string(&node.name, p.default_port()).as_bytes();
+            let r = rank(i);
+            for k in 0..digests[i] {
+                buf.clear();
+                buf.extend_from_slice(server);
+                buf.push(b'-');
+                push_decimal(&mut buf, k);
+                match p.hash() {
+                    PointHash::Md5 => {
+                        let d = md5(&buf);
+                        for h in 0..per_digest as usize {
+                            // 32-bit point above, rank below: one u64 sorts both.
+                            entries.push(((ketama_point(&d, h) as u64) << 32) | r as u64);
+                        }
+                    }
+                    PointHash::SipHash13 => wide.push((native_point(&buf), r)),
+                }
+            }
+        }
+        let (mut points, mut owners) = (Vec::new(), Vec::new());
+        let decode = |r: u32| -> u32 {
+            match p.ties() {
+                Ties::FirstNode => r,
+                Ties::LastNode => (n as u32 - 1) - r,
+                Ties::Name => by_name[r as usize],
+            }
+        };
+        if p.hash() == PointHash::Md5 {
+            entries.sort_unstable();
+            points.reserve(entries.len());
+            owners.reserve(entries.len());
+            for e in entries {
+                points.push(e >> 32);
+                owners.push(decode(e as u32));
+            }
+        } else {
+            wide.sort_unstable();
+            points.reserve(wide.len());
+            owners.reserve(wide.len());
+            for (pt, r) in wide {
+                points.push(pt);
+                owners.push(decode(r));
+            }
+        }
+        if p.ties() == Ties::LastNode {
+            // A dict overwritten in insertion order: every copy of a point is the winner's.
+            for i in 1..points.len() {
+                if points[i] == points[i - 1] {
+                    owners[i] = owners[i - 1];
+                }
+            }
+        }
+        self.circle = Circle::new(points, owners, p.hash().bits());
+        Ok(())
+    }
+}
+
+/// `name` without a trailing `:port` when `port` is the default port.
+fn server_string(name: &str, default_port: Option<u16>) -> &str {
+    let Some(port) = default_port else {
+        return name;
+    };
+    match name.rsplit_once(':') {
+        Some((host, p))
+            if !host.is_empty() && p.parse::<u16>().ok() == Some(port) && !p.starts_with('+') =>
+        {
+            host
+        }
+        _ => name,
+    }
+}
+
+fn push_decimal(buf: &mut Vec<u8>, mut v: u64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&tmp[i..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_strings() {
+        assert_eq!(server_string("h:11211", Some(11211)), "h");
+        assert_eq!(server_string("h:11212", Some(11211)), "h:11212");
+        assert_eq!(server_string(":11211", Some(11211)), ":11211");
+        assert_eq!(server_string("h:11211", None), "h:11211");
+        assert_eq!(server_string("h", Some(11211)), "h");
+    }
+
+    #[test]
+    fn decimal() {
+        let mut b = Vec::new();
+        for v in [0u64, 7, 10, 159, 123456789] {
+            b.clear();
+            push_decimal(&mut b, v);
+            assert_eq!(b, alloc::format!("{v}").into_bytes());
+        }
+    }
+
+    #[test]
+    fn errors_leave_the_ring_unchanged() {
+        let mut r = Ring::with_nodes(Profile::native(), [("a", 1)]).expect("ring");
+        assert_eq!(r.add("a", 1), Err(RingError::DuplicateNode("a".into())));
+        assert_eq!(r.add("", 1), Err(RingError::EmptyNodeName));
+        assert_eq!(r.add("b", 0), Err(RingError::ZeroWeight("b".into())));
+        assert!(matches!(
+            r.add("b", u32::MAX),
+            Err(RingError::TooManyPoints(_))
+        ));
+        assert!(matches!(
+            r.set_weight("a", u32::MAX),
+            Err(RingError::TooManyPoints(_))
+        ));
+        assert_eq!(r.remove("zz"), Err(RingError::UnknownNode("zz".into())));
+        assert_eq!(r.len(), 1);
+        assert_eq!(r.point_count(), 160);
+        assert_eq!(r.nodes()[0].weight(), 1);
+    }
+
+    #[test]
+    fn empty_ring_answers_none() {
+        let r = Ring::new(Profile::libketama());
+        assert_eq!(r.get(b"k"), None);
+        assert!(r.get_n(b"k", 3).is_empty());
+        let mut out = Vec::new();
+        r.get_many_into([b"a", b"b"], &mut out);
+        assert_eq!(out, [None, None]);
+    }
+
+    #[test]
+    fn design_facts() {
+        // DESIGN.md: hashed as `addr-k` (libketama's server strings keep the port).
+        let r = Ring::with_nodes(
+            Profile::libketama(),
+            [("127.0.0.1:11211", 600), ("127.0.0.1:11212", 400)],
+        )
+        .expect("ring");
+        assert_eq!(r.point_count(), 320);
+        let i = r.point_for_hash(r.hash_key(b"test")).expect("point");
+        assert_eq!(r.positions()[i], 3454255383);
+        assert_eq!(r.get(b"test"), Some("127.0.0.1:11211"));
+    }
+}

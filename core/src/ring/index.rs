@@ -1,0 +1,123 @@
+//! The sorted circle and its bucket index: a lookup is one table read and, on average,
+//! one or two comparisons, with no allocation.
+
+use alloc::vec::Vec;
+
+/// Sorted points with their owners and a jump table over the top bits of the circle.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Circle {
+    /// Sorted positions (32-bit profiles use the low half).
+    pub(crate) points: Vec<u64>,
+    /// `owners[i]` is the node index owning `points[i]`.
+    pub(crate) owners: Vec<u32>,
+    /// `table[b]` = first `i` with `points[i] >> shift >= b`; `buckets + 1` entries.
+    table: Vec<u32>,
+    /// `bits - log2(buckets)`.
+    shift: u32,
+    /// Circle width in bits (32 or 64).
+    bits: u32,
+}
+
+impl Circle {
+    /// Builds the index over already sorted `points`.
+    pub(crate) fn new(points: Vec<u64>, owners: Vec<u32>, bits: u32) -> Circle {
+        debug_assert_eq!(points.len(), owners.len());
+        debug_assert!(points.windows(2).all(|w| w[0] <= w[1]));
+        let log = points
+            .len()
+            .max(1)
+            .next_power_of_two()
+            .trailing_zeros()
+            .min(bits);
+        let buckets = 1usize << log;
+        let shift = bits - log;
+        let mut table = Vec::with_capacity(buckets + 1);
+        let mut i = 0usize;
+        for b in 0..buckets as u64 {
+            while i < points.len() && bucket(points[i], shift) < b {
+                i += 1;
+            }
+            table.push(i as u32);
+        }
+        table.push(points.len() as u32);
+        Circle {
+            points,
+            owners,
+            table,
+            shift,
+            bits,
+        }
+    }
+
+    /// Number of points.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    /// Index of the first point `>= target` (wrapping to 0 past the end), or `None` on an
+    /// empty circle. `target` may be `1 << bits` (one past the top), which wraps.
+    #[inline]
+    pub(crate) fn lower_bound(&self, target: u64, above: bool) -> Option<usize> {
+        if self.points.is_empty() {
+            return None;
+        }
+        let target = if above {
+            match target.checked_add(1) {
+                Some(t) if self.bits == 64 || t >> 32 == 0 => t,
+                _ => return Some(0),
+            }
+        } else {
+            target
+        };
+        let b = bucket(target, self.shift) as usize;
+        // `target` is within the circle, so `b < buckets` and `b + 1` is in the table.
+        let (lo, hi) = match (self.table.get(b), self.table.get(b + 1)) {
+            (Some(&lo), Some(&hi)) => (lo as usize, hi as usize),
+            _ => return Some(0),
+        };
+        let i = lo + self.points[lo..hi].partition_point(|&p| p < target);
+        Some(if i == self.points.len() { 0 } else { i })
+    }
+}
+
+#[inline]
+fn bucket(p: u64, shift: u32) -> u64 {
+    p.checked_shr(shift).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    #[test]
+    fn matches_a_plain_binary_search() {
+        let pts: Vec<u64> = vec![5, 5, 9, 1000, 1 << 31, (1 << 32) - 1];
+        let owners = (0..pts.len() as u32).collect();
+        let c = Circle::new(pts.clone(), owners, 32);
+        for t in [
+            0u64,
+            4,
+            5,
+            6,
+            9,
+            10,
+            999,
+            1000,
+            1001,
+            1 << 31,
+            (1 << 32) - 2,
+            (1 << 32) - 1,
+        ] {
+            let want = pts.partition_point(|&p| p < t) % pts.len();
+            assert_eq!(c.lower_bound(t, false), Some(want), "t={t}");
+            let want_above = pts.partition_point(|&p| p <= t) % pts.len();
+            assert_eq!(c.lower_bound(t, true), Some(want_above), "t={t}");
+        }
+        assert_eq!(Circle::new(vec![], vec![], 64).lower_bound(3, false), None);
+        let c64 = Circle::new(vec![7, u64::MAX], vec![0, 1], 64);
+        assert_eq!(c64.lower_bound(u64::MAX, false), Some(1));
+        assert_eq!(c64.lower_bound(u64::MAX, true), Some(0));
+    }
+}

@@ -1,0 +1,111 @@
+//! Every ring vector generated from a real peer (tests/vectors/ring/*.json) must agree
+//! with keyroute, key for key.
+
+use std::path::PathBuf;
+
+use keyroute::ring::{Profile, Ring};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Replicas {
+    n: usize,
+    expect: Vec<Vec<String>>,
+}
+
+#[derive(Deserialize, Default)]
+struct Options {
+    default_port: Option<u16>,
+    points_per_digest: Option<u8>,
+    vnodes: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct Vector {
+    peer: String,
+    profile: String,
+    #[serde(default)]
+    options: Options,
+    nodes: Vec<(String, u32)>,
+    point_count: Option<usize>,
+    keys: Vec<String>,
+    expect: Vec<String>,
+    replicas: Option<Replicas>,
+}
+
+fn vector_files() -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors/ring");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains("golden"))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn build(v: &Vector) -> Ring {
+    let mut profile: Profile = v.profile.parse().expect("profile name");
+    if let Some(port) = v.options.default_port {
+        profile = profile.with_default_port(Some(port));
+    }
+    if let Some(k) = v.options.points_per_digest {
+        profile = profile
+            .with_points_per_digest(k)
+            .expect("points per digest");
+    }
+    if let Some(n) = v.options.vnodes {
+        profile = profile.with_vnodes(n).expect("vnodes");
+    }
+    Ring::with_nodes(profile, v.nodes.iter().map(|(n, w)| (n.as_str(), *w))).expect("ring")
+}
+
+#[test]
+fn every_ring_vector_agrees_with_its_peer() {
+    let files = vector_files();
+    assert!(
+        !files.is_empty(),
+        "no ring vectors found: run `make vectors`"
+    );
+    let mut checked = 0usize;
+    for path in &files {
+        let text = std::fs::read_to_string(path).expect("read vector");
+        let v: Vector =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let ring = build(&v);
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Some(pc) = v.point_count {
+            assert_eq!(ring.point_count(), pc, "{name}: point count ({})", v.peer);
+        }
+        assert_eq!(v.keys.len(), v.expect.len(), "{name}: malformed");
+        let mismatches: Vec<_> = v
+            .keys
+            .iter()
+            .zip(&v.expect)
+            .filter(|(k, e)| ring.get(k.as_bytes()) != Some(e.as_str()))
+            .take(5)
+            .collect();
+        assert!(
+            mismatches.is_empty(),
+            "{name} ({}): first mismatches {mismatches:?}",
+            v.peer
+        );
+        if let Some(r) = &v.replicas {
+            for (k, want) in v.keys.iter().zip(&r.expect) {
+                assert_eq!(
+                    &ring.get_n(k.as_bytes(), r.n),
+                    want,
+                    "{name}: replicas of {k:?}"
+                );
+            }
+        }
+        checked += v.keys.len();
+    }
+    eprintln!("{} ring vector files, {checked} keys agree", files.len());
+}
