@@ -1,0 +1,1 @@
+//! keyroute bindings (being written).

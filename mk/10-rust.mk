@@ -1,0 +1,37 @@
+# Rust: core, CLI, no_std/wasm32 build, lints, benches.
+.PHONY: setup-apt-core test-rust test-rust-nostd lint build-cli demo-cli bench-rust vectors-ring
+
+# Debian packages the Rust suites need (Redis for the integration suites).
+APT_CORE := redis-server redis-tools pkg-config
+SETUP_TARGETS += setup-apt-core
+setup-apt-core:
+	scripts/apt-install.sh $(APT_CORE)
+
+TEST_TARGETS += test-rust
+test-rust: setup-apt-core lint test-rust-nostd
+	$(CARGO) test --workspace --exclude keyroute-py --exclude keyroute-js --exclude keyroute-c
+
+test-rust-nostd:
+	$(CARGO) test -p keyroute --no-default-features --features alloc
+	rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+	$(CARGO) build -p keyroute --no-default-features --features alloc --target wasm32-unknown-unknown
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy -p keyroute -p keyroute-cli --all-targets -- -D warnings
+
+build-cli:
+	$(CARGO) build --release -p keyroute-cli
+
+KEYROUTE := $(CARGO_TARGET_DIR)/release/keyroute
+DEMO_TARGETS += demo-cli
+demo-cli: build-cli
+	@scripts/demo.sh $(KEYROUTE)
+
+BENCH_TARGETS += bench-rust
+bench-rust:
+	$(CARGO) bench -p keyroute
+
+VECTOR_TARGETS += vectors-ring
+vectors-ring:
+	tests/vectors/gen/ring/generate.sh
