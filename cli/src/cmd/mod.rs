@@ -1,5 +1,6 @@
 //! One module per subcommand. Each has `Args` (clap) and `run(Args) -> Result<(), CliError>`.
 pub mod plan;
+pub mod ring_args;
 pub mod route;
 pub mod script;
 pub mod simulate;
