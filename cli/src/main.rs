@@ -6,7 +6,11 @@ use clap::{Parser, Subcommand};
 mod cmd;
 
 #[derive(Debug, Parser)]
-#[command(name = "keyroute", version, about = "Which node owns this key? Which proxy gets the next job?")]
+#[command(
+    name = "keyroute",
+    version,
+    about = "Which node owns this key? Which proxy gets the next job?"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -24,6 +28,12 @@ enum Command {
     Plan(cmd::plan::Args),
     /// Print the text of a server-side script.
     Script(cmd::script::Args),
+    /// Pick the least-used member of a pool on Redis (atomic, shared by all workers).
+    Pick(cmd::pick::Args),
+    /// Manage a least-used pool on Redis: seed, remove, restore, show.
+    Pool(cmd::pool::Args),
+    /// Redis Cluster: show slot ranges per node, rebalance slots live.
+    Cluster(cmd::cluster::Args),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +44,9 @@ fn main() -> ExitCode {
         Command::Slot(args) => cmd::slot::run(args),
         Command::Plan(args) => cmd::plan::run(args),
         Command::Script(args) => cmd::script::run(args),
+        Command::Pick(args) => cmd::pick::run(args),
+        Command::Pool(args) => cmd::pool::run(args),
+        Command::Cluster(args) => cmd::cluster::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -18,5 +18,7 @@ extern crate std;
 
 #[cfg(feature = "alloc")]
 pub mod ring;
+#[cfg(feature = "redis")]
+pub mod redis;
 pub mod select;
 pub mod slot;

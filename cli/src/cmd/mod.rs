@@ -1,5 +1,8 @@
 //! One module per subcommand. Each has `Args` (clap) and `run(Args) -> Result<(), CliError>`.
+pub mod cluster;
+pub mod pick;
 pub mod plan;
+pub mod pool;
 pub mod ring_args;
 pub mod route;
 pub mod script;

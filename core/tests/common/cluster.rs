@@ -1,0 +1,1 @@
+//! A local Redis Cluster for tests (being written).

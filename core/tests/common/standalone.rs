@@ -1,0 +1,1 @@
+//! A standalone redis-server for tests (being written).
