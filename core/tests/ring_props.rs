@@ -1,4 +1,5 @@
 //! Properties every profile must hold, checked on random rings and keys.
+#![allow(clippy::unwrap_used)]
 
 use keyroute::ring::{diff, Profile, ProfileName, Ring};
 use proptest::prelude::*;

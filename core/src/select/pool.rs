@@ -1,0 +1,398 @@
+//! The in-memory pool model: the same semantics as the scripts on a Redis sorted set.
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::vec::Vec;
+use core::fmt;
+
+use super::{Restore, MAX_EXACT_COUNT};
+
+/// Why a pool operation was refused. Nothing was changed.
+///
+/// ```
+/// use keyroute::select::{Pool, PoolError, MAX_EXACT_COUNT};
+/// let mut pool = Pool::new();
+/// let err = pool.seed(["a"], MAX_EXACT_COUNT + 1, false).unwrap_err();
+/// assert_eq!(err, PoolError::InitialCountTooLarge { initial: MAX_EXACT_COUNT + 1 });
+/// assert!(pool.is_empty());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PoolError {
+    /// The initial count is above [`MAX_EXACT_COUNT`].
+    InitialCountTooLarge {
+        /// The count asked for.
+        initial: u64,
+    },
+}
+
+impl fmt::Display for PoolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PoolError::InitialCountTooLarge { initial } => write!(
+                f,
+                "initial count {initial} is above 2^53 = {MAX_EXACT_COUNT}, the largest count \
+                 a Redis sorted-set score (a double) holds exactly; seed with a smaller count"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for PoolError {}
+
+/// A least-used pool in memory, answering exactly as the [scripts](super::SCRIPTS) on a
+/// Redis server do (checked against a real server by the vectors in
+/// `tests/vectors/pool/`).
+///
+/// Members are byte strings; counts are integers in `0..=`[`MAX_EXACT_COUNT`].
+/// [`pick`](Self::pick) takes the lowest count, ties going to the byte-wise smallest
+/// member (memcmp order: a prefix comes before the longer member), and increments it.
+/// Removed members' counts are remembered so that [`restore`](Self::restore) can keep
+/// them. `pick` is O(log n); `seed` is O(m log n) for m members.
+///
+/// ```
+/// use keyroute::select::{Pool, Restore};
+/// let mut pool = Pool::new();
+/// pool.seed(["proxy-b", "proxy-a"], 0, false)?;
+/// assert_eq!(pool.pick().as_deref(), Some(&b"proxy-a"[..]));
+/// assert_eq!(pool.pick().as_deref(), Some(&b"proxy-b"[..]));
+/// assert_eq!(pool.remove(b"proxy-a"), Some(1));
+/// assert_eq!(pool.pick().as_deref(), Some(&b"proxy-b"[..]));
+/// assert_eq!(pool.restore(b"proxy-a", Restore::AtMinimum), 2);
+/// # Ok::<(), keyroute::select::PoolError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pool {
+    /// (count, member), in pick order.
+    order: BTreeSet<(u64, Vec<u8>)>,
+    /// member → count, for the members in the pool.
+    counts: BTreeMap<Vec<u8>, u64>,
+    /// member → count when it was removed (the side hash); disjoint from `counts`.
+    removed: BTreeMap<Vec<u8>, u64>,
+}
+
+impl Pool {
+    /// An empty pool.
+    ///
+    /// ```
+    /// assert!(keyroute::select::Pool::new().is_empty());
+    /// ```
+    pub const fn new() -> Self {
+        Pool {
+            order: BTreeSet::new(),
+            counts: BTreeMap::new(),
+            removed: BTreeMap::new(),
+        }
+    }
+
+    /// Adds `members` at count `initial`, as [`SEED_SCRIPT`](super::SEED_SCRIPT) does.
+    ///
+    /// A member already in the pool keeps its count unless `overwrite` is true. Every
+    /// member placed in the pool forgets the count remembered by [`remove`](Self::remove).
+    /// Returns how many members were not in the pool before (a member listed twice counts
+    /// once).
+    ///
+    /// # Errors
+    /// [`PoolError::InitialCountTooLarge`] when `initial > MAX_EXACT_COUNT`; the pool is
+    /// unchanged.
+    ///
+    /// ```
+    /// use keyroute::select::Pool;
+    /// let mut pool = Pool::new();
+    /// assert_eq!(pool.seed(["a", "b"], 5, false)?, 2);
+    /// assert_eq!(pool.seed(["b", "c"], 0, false)?, 1);
+    /// assert_eq!(pool.count(b"b"), Some(5));
+    /// assert_eq!(pool.seed(["b"], 0, true)?, 0);
+    /// assert_eq!(pool.count(b"b"), Some(0));
+    /// # Ok::<(), keyroute::select::PoolError>(())
+    /// ```
+    pub fn seed<I>(&mut self, members: I, initial: u64, overwrite: bool) -> Result<usize, PoolError>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<[u8]>,
+    {
+        if initial > MAX_EXACT_COUNT {
+            return Err(PoolError::InitialCountTooLarge { initial });
+        }
+        let mut added = 0;
+        for member in members {
+            let member = member.as_ref();
+            match self.counts.get_mut(member) {
+                Some(count) => {
+                    if overwrite && *count != initial {
+                        let old = core::mem::replace(count, initial);
+                        if let Some((_, key)) = self.order.take(&(old, member.to_vec())) {
+                            self.order.insert((initial, key));
+                        }
+                    }
+                }
+                None => {
+                    self.counts.insert(member.to_vec(), initial);
+                    self.order.insert((initial, member.to_vec()));
+                    added += 1;
+                }
+            }
+            self.removed.remove(member);
+        }
+        Ok(added)
+    }
+
+    /// Picks the member with the lowest count (ties: the byte-wise smallest member),
+    /// increments its count and returns it, as
+    /// [`LEAST_USED_SCRIPT`](super::LEAST_USED_SCRIPT) does. `None` when the pool is
+    /// empty: make no request then. O(log n).
+    ///
+    /// ```
+    /// use keyroute::select::Pool;
+    /// let mut pool = Pool::new();
+    /// assert_eq!(pool.pick(), None);
+    /// pool.seed(["ab", "a"], 0, false)?;
+    /// assert_eq!(pool.pick(), Some(b"a".to_vec()));
+    /// assert_eq!(pool.pick(), Some(b"ab".to_vec()));
+    /// assert_eq!(pool.pick(), Some(b"a".to_vec()));
+    /// # Ok::<(), keyroute::select::PoolError>(())
+    /// ```
+    pub fn pick(&mut self) -> Option<Vec<u8>> {
+        let (count, member) = self.order.pop_first()?;
+        let next = if count < MAX_EXACT_COUNT {
+            count + 1
+        } else {
+            count
+        };
+        if let Some(stored) = self.counts.get_mut(&member) {
+            *stored = next;
+        }
+        let chosen = member.clone();
+        self.order.insert((next, member));
+        Some(chosen)
+    }
+
+    /// `n` picks in a row, as `n` calls of the least-used script; fewer (none) only when
+    /// the pool is empty.
+    ///
+    /// ```
+    /// use keyroute::select::Pool;
+    /// let mut pool = Pool::new();
+    /// pool.seed(["a", "b"], 0, false)?;
+    /// assert_eq!(pool.pick_many(3), [b"a".to_vec(), b"b".to_vec(), b"a".to_vec()]);
+    /// assert!(Pool::new().pick_many(3).is_empty());
+    /// # Ok::<(), keyroute::select::PoolError>(())
+    /// ```
+    pub fn pick_many(&mut self, n: usize) -> Vec<Vec<u8>> {
+        if self.is_empty() {
+            return Vec::new();
+        }
+        let mut picks = Vec::with_capacity(n.min(4096));
+        for _ in 0..n {
+            match self.pick() {
+                Some(member) => picks.push(member),
+                None => break,
+            }
+        }
+        picks
+    }
+
+    /// Takes `member` out of the pool and remembers its count, as
+    /// [`REMOVE_SCRIPT`](super::REMOVE_SCRIPT) does. Returns the count remembered, or
+    /// `None` (changing nothing) when `member` is not in the pool.
+    ///
+    /// ```
+    /// use keyroute::select::Pool;
+    /// let mut pool = Pool::new();
+    /// pool.seed(["a"], 7, false)?;
+    /// assert_eq!(pool.remove(b"a"), Some(7));
+    /// assert_eq!(pool.remove(b"a"), None);
+    /// assert_eq!(pool.removed_count(b"a"), Some(7));
+    /// # Ok::<(), keyroute::select::PoolError>(())
+    /// ```
+    pub fn remove(&mut self, member: &[u8]) -> Option<u64> {
+        let (key, count) = self.counts.remove_entry(member)?;
+        let entry = (count, key);
+        self.order.remove(&entry);
+        self.removed.insert(entry.1, count);
+        Some(count)
+    }
+
+    /// Puts `member` into the pool, as [`RESTORE_SCRIPT`](super::RESTORE_SCRIPT) does,
+    /// and returns its count afterwards.
+    ///
+    /// [`Restore::Keep`] gives it the count remembered by [`remove`](Self::remove) (or, if
+    /// none, acts as `AtMinimum`); [`Restore::AtMinimum`] gives it the lowest count in
+    /// the pool now, 0 when the pool is empty. A member already in the pool keeps its
+    /// count. The remembered count is forgotten either way.
+    ///
+    /// ```
+    /// use keyroute::select::{Pool, Restore};
+    /// let mut pool = Pool::new();
+    /// pool.seed(["a", "b"], 0, false)?;
+    /// pool.pick_many(6);
+    /// assert_eq!(pool.remove(b"a"), Some(3));
+    /// pool.pick_many(4);
+    /// assert_eq!(pool.restore(b"a", Restore::Keep), 3);
+    /// assert_eq!(pool.restore(b"c", Restore::Keep), 3);
+    /// # Ok::<(), keyroute::select::PoolError>(())
+    /// ```
+    pub fn restore(&mut self, member: &[u8], mode: Restore) -> u64 {
+        if let Some(&count) = self.counts.get(member) {
+            self.removed.remove(member);
+            return count;
+        }
+        let remembered = match mode {
+            Restore::Keep => self.removed.remove(member),
+            Restore::AtMinimum => None,
+        };
+        let count = remembered.unwrap_or_else(|| self.min_count().unwrap_or(0));
+        self.removed.remove(member);
+        self.counts.insert(member.to_vec(), count);
+        self.order.insert((count, member.to_vec()));
+        count
+    }
+
+    /// The count of `member`, `None` when it is not in the pool.
+    ///
+    /// ```
+    /// assert_eq!(keyroute::select::Pool::new().count(b"a"), None);
+    /// ```
+    pub fn count(&self, member: &[u8]) -> Option<u64> {
+        self.counts.get(member).copied()
+    }
+
+    /// The count remembered for a removed `member`, `None` when nothing is remembered.
+    ///
+    /// ```
+    /// assert_eq!(keyroute::select::Pool::new().removed_count(b"a"), None);
+    /// ```
+    pub fn removed_count(&self, member: &[u8]) -> Option<u64> {
+        self.removed.get(member).copied()
+    }
+
+    /// Whether `member` is in the pool.
+    ///
+    /// ```
+    /// assert!(!keyroute::select::Pool::new().contains(b"a"));
+    /// ```
+    pub fn contains(&self, member: &[u8]) -> bool {
+        self.counts.contains_key(member)
+    }
+
+    /// The lowest count in the pool, `None` when it is empty.
+    ///
+    /// ```
+    /// use keyroute::select::Pool;
+    /// let mut pool = Pool::new();
+    /// pool.seed(["a"], 4, false)?;
+    /// assert_eq!(pool.min_count(), Some(4));
+    /// # Ok::<(), keyroute::select::PoolError>(())
+    /// ```
+    pub fn min_count(&self) -> Option<u64> {
+        self.order.first().map(|(count, _)| *count)
+    }
+
+    /// `(member, count)` for every member in pick order (count, then member bytes), like
+    /// `ZRANGE pool 0 -1 WITHSCORES`.
+    ///
+    /// ```
+    /// use keyroute::select::Pool;
+    /// let mut pool = Pool::new();
+    /// pool.seed(["b", "a"], 0, false)?;
+    /// pool.pick();
+    /// let counts: Vec<(&[u8], u64)> = pool.counts().collect();
+    /// assert_eq!(counts, [(&b"b"[..], 0), (&b"a"[..], 1)]);
+    /// # Ok::<(), keyroute::select::PoolError>(())
+    /// ```
+    pub fn counts(&self) -> impl ExactSizeIterator<Item = (&[u8], u64)> + '_ {
+        self.order
+            .iter()
+            .map(|(count, member)| (member.as_slice(), *count))
+    }
+
+    /// `(member, count)` remembered for removed members, in member byte order, like
+    /// `HGETALL side` sorted.
+    ///
+    /// ```
+    /// use keyroute::select::Pool;
+    /// let mut pool = Pool::new();
+    /// pool.seed(["a"], 2, false)?;
+    /// pool.remove(b"a");
+    /// assert_eq!(pool.removed().collect::<Vec<_>>(), [(&b"a"[..], 2)]);
+    /// # Ok::<(), keyroute::select::PoolError>(())
+    /// ```
+    pub fn removed(&self) -> impl ExactSizeIterator<Item = (&[u8], u64)> + '_ {
+        self.removed
+            .iter()
+            .map(|(member, count)| (member.as_slice(), *count))
+    }
+
+    /// The number of members in the pool (removed members not included).
+    ///
+    /// ```
+    /// assert_eq!(keyroute::select::Pool::new().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// Whether the pool has no member: [`pick`](Self::pick) returns `None`.
+    ///
+    /// ```
+    /// assert!(keyroute::select::Pool::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(pool: &Pool) -> Vec<(Vec<u8>, u64)> {
+        pool.counts().map(|(m, c)| (m.to_vec(), c)).collect()
+    }
+
+    #[test]
+    fn ties_go_to_memcmp_order() {
+        let mut pool = Pool::new();
+        let members: [&[u8]; 5] = [b"b", b"a\xff", b"a", b"", b"A"];
+        pool.seed(members, 0, false).expect("seed");
+        let picks = pool.pick_many(5);
+        let expected: [&[u8]; 5] = [b"", b"A", b"a", b"a\xff", b"b"];
+        assert_eq!(picks, expected.map(<[u8]>::to_vec));
+    }
+
+    #[test]
+    fn saturates_at_max_exact_count() {
+        let mut pool = Pool::new();
+        pool.seed(["a"], MAX_EXACT_COUNT - 1, false).expect("seed");
+        pool.pick_many(3);
+        assert_eq!(pool.count(b"a"), Some(MAX_EXACT_COUNT));
+        assert!(pool.seed(["b"], MAX_EXACT_COUNT + 1, true).is_err());
+        assert_eq!(pool.len(), 1);
+    }
+
+    #[test]
+    fn seed_forgets_removed_counts_and_overwrites_in_order() {
+        let mut pool = Pool::new();
+        pool.seed(["a", "b"], 3, false).expect("seed");
+        assert_eq!(pool.remove(b"a"), Some(3));
+        assert_eq!(pool.seed(["a"], 0, false), Ok(1));
+        assert_eq!(pool.removed_count(b"a"), None);
+        assert_eq!(pool.seed(["b", "b"], 1, true), Ok(0));
+        assert_eq!(counts(&pool), [(b"a".to_vec(), 0), (b"b".to_vec(), 1)]);
+    }
+
+    #[test]
+    fn restore_modes() {
+        let mut pool = Pool::new();
+        assert_eq!(pool.restore(b"x", Restore::Keep), 0);
+        assert_eq!(pool.remove(b"x"), Some(0));
+        assert!(pool.is_empty());
+        assert_eq!(pool.restore(b"x", Restore::AtMinimum), 0);
+        pool.seed(["y"], 10, false).expect("seed");
+        pool.pick_many(3);
+        assert_eq!(pool.counts().len(), 2);
+        assert_eq!(pool.remove(b"x"), Some(3));
+        assert_eq!(pool.restore(b"x", Restore::AtMinimum), 10);
+        assert_eq!(pool.removed().len(), 0);
+        assert_eq!(pool.restore(b"x", Restore::Keep), 10);
+    }
+}

@@ -1,0 +1,284 @@
+//! The Lua scripts that run the pool on a Redis server, with their SHA1 digests (key
+//! layout and arguments in the [module docs](super)).
+//!
+//! The texts live in `core/src/select/*.lua` and are included byte for byte; the vector
+//! generator (`tests/vectors/gen/pool/generate.py`) runs the very same files on a real
+//! `redis-server` and checks every SHA1 below against the server's `SCRIPT LOAD` answer.
+//! Every text ends with exactly one `\n`, covered by its SHA1.
+
+/// The largest count a pool holds: 2^53; [`SEED_SCRIPT`] refuses larger initial counts.
+/// Redis keeps scores as doubles, which hold every integer in `0..=2^53` exactly. Picking
+/// a member at 2^53 leaves it at 2^53, as `ZINCRBY` does (2^53 + 1 rounds back to 2^53),
+/// and the in-memory `Pool` does the same.
+///
+/// ```
+/// assert_eq!(keyroute::select::MAX_EXACT_COUNT, 9_007_199_254_740_992);
+/// ```
+pub const MAX_EXACT_COUNT: u64 = 1 << 53;
+
+/// The least-used script: picks the member with the lowest score (ties go to the
+/// byte-wise smallest member), increments its score by one and returns it; returns nil
+/// when the pool is empty or missing.
+///
+/// Exactly the text of the design contract, ending with one `\n`.
+///
+/// ```
+/// use keyroute::select::LEAST_USED_SCRIPT;
+/// assert!(LEAST_USED_SCRIPT.starts_with("local chosen = redis.call('ZRANGE', KEYS[1], 0, 0)[1]\n"));
+/// assert!(LEAST_USED_SCRIPT.ends_with("return chosen\n"));
+/// ```
+pub const LEAST_USED_SCRIPT: &str = include_str!("least_used.lua");
+/// SHA1 (lowercase hex) of [`LEAST_USED_SCRIPT`], the name `EVALSHA` takes.
+///
+/// ```
+/// assert_eq!(keyroute::select::LEAST_USED_SHA1.len(), 40);
+/// ```
+pub const LEAST_USED_SHA1: &str = "0d71032c820b68efd1498cf396144652af5baaf2";
+
+/// The seed script: adds members at an initial count.
+///
+/// `KEYS[1]` pool, `KEYS[2]` side hash; `ARGV[1]` the initial count in decimal digits,
+/// `0..=2^53`; `ARGV[2]` `1` to overwrite the counts of members already in the pool or
+/// `0` to keep them; `ARGV[3..]` the members. Every member it places in the pool loses
+/// its remembered count in the side hash. Replies with the number of members that were
+/// not in the pool before.
+///
+/// ```
+/// assert!(keyroute::select::SEED_SCRIPT.contains("'NX'"));
+/// ```
+pub const SEED_SCRIPT: &str = include_str!("seed.lua");
+/// SHA1 (lowercase hex) of [`SEED_SCRIPT`].
+///
+/// ```
+/// assert_eq!(keyroute::select::SEED_SHA1.len(), 40);
+/// ```
+pub const SEED_SHA1: &str = "94b2a10bc9f412927326d3add3cfdcaad66e96a8";
+
+/// The remove script: takes a member out of the pool and remembers its count.
+///
+/// `KEYS[1]` pool, `KEYS[2]` side hash; `ARGV[1]` the member. Replies with the count it
+/// remembered in the side hash, or nil (changing nothing) when the member is not in the
+/// pool.
+///
+/// ```
+/// assert!(keyroute::select::REMOVE_SCRIPT.contains("'ZREM'"));
+/// ```
+pub const REMOVE_SCRIPT: &str = include_str!("remove.lua");
+/// SHA1 (lowercase hex) of [`REMOVE_SCRIPT`].
+///
+/// ```
+/// assert_eq!(keyroute::select::REMOVE_SHA1.len(), 40);
+/// ```
+pub const REMOVE_SHA1: &str = "3f651e09a03f280c89bbb5e8dbd757facdc14a05";
+
+/// The restore script: puts a member back into the pool.
+///
+/// `KEYS[1]` pool, `KEYS[2]` side hash; `ARGV[1]` the member; `ARGV[2]` the mode,
+/// [`Restore::Keep`](super::Restore::Keep) (`keep`: the count remembered by the remove
+/// script, or as `at_minimum` when none is remembered) or
+/// [`Restore::AtMinimum`](super::Restore::AtMinimum) (`at_minimum`: the lowest count in
+/// the pool now, 0 when the pool is empty). A member already in the pool keeps its
+/// count. Clears the remembered count and replies with the member's count afterwards.
+///
+/// ```
+/// assert!(keyroute::select::RESTORE_SCRIPT.contains("'at_minimum'"));
+/// ```
+pub const RESTORE_SCRIPT: &str = include_str!("restore.lua");
+/// SHA1 (lowercase hex) of [`RESTORE_SCRIPT`].
+///
+/// ```
+/// assert_eq!(keyroute::select::RESTORE_SHA1.len(), 40);
+/// ```
+pub const RESTORE_SHA1: &str = "ccb0ca3d6ff9504dca1c58d02bded32f5556985c";
+
+/// A pool script: its name, Lua text, SHA1 and key count, for clients that run it
+/// (`EVALSHA sha1 numkeys ...`, loading `text` on `NOSCRIPT`).
+///
+/// ```
+/// use keyroute::select::{Script, LEAST_USED};
+/// let script: &Script = Script::by_name("least-used").expect("a known script");
+/// assert_eq!(script, &LEAST_USED);
+/// assert_eq!(script.num_keys(), 1);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Script {
+    name: &'static str,
+    summary: &'static str,
+    text: &'static str,
+    sha1: &'static str,
+    num_keys: usize,
+}
+
+impl Script {
+    /// The script's name as the command line spells it, e.g. `least-used`.
+    ///
+    /// ```
+    /// assert_eq!(keyroute::select::RESTORE.name(), "restore");
+    /// ```
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// One line saying what the script does and what it takes.
+    ///
+    /// ```
+    /// assert!(!keyroute::select::SEED.summary().is_empty());
+    /// ```
+    pub const fn summary(&self) -> &'static str {
+        self.summary
+    }
+
+    /// The Lua text, ending with one `\n`.
+    ///
+    /// ```
+    /// use keyroute::select::{LEAST_USED, LEAST_USED_SCRIPT};
+    /// assert_eq!(LEAST_USED.text(), LEAST_USED_SCRIPT);
+    /// ```
+    pub const fn text(&self) -> &'static str {
+        self.text
+    }
+
+    /// The SHA1 of [`text`](Self::text), lowercase hex, as `EVALSHA` takes it.
+    ///
+    /// ```
+    /// use keyroute::select::{LEAST_USED, LEAST_USED_SHA1};
+    /// assert_eq!(LEAST_USED.sha1(), LEAST_USED_SHA1);
+    /// ```
+    pub const fn sha1(&self) -> &'static str {
+        self.sha1
+    }
+
+    /// How many keys the script takes (`numkeys` of `EVALSHA`): 1 for
+    /// [`LEAST_USED`] (the pool), 2 for the others (the pool, then its side key).
+    ///
+    /// ```
+    /// assert_eq!(keyroute::select::REMOVE.num_keys(), 2);
+    /// ```
+    pub const fn num_keys(&self) -> usize {
+        self.num_keys
+    }
+
+    /// Finds a script of [`SCRIPTS`] by name; `_` and `-` are interchangeable.
+    ///
+    /// ```
+    /// use keyroute::select::{Script, LEAST_USED};
+    /// assert_eq!(Script::by_name("least_used"), Some(&LEAST_USED));
+    /// assert_eq!(Script::by_name("most-used"), None);
+    /// ```
+    pub fn by_name(name: &str) -> Option<&'static Script> {
+        let all: &'static [Script; 4] = &SCRIPTS;
+        all.iter().find(|script| {
+            script.name.len() == name.len()
+                && script
+                    .name
+                    .bytes()
+                    .zip(name.bytes())
+                    .all(|(a, b)| a == b || (a == b'-' && b == b'_'))
+        })
+    }
+}
+
+/// [`LEAST_USED_SCRIPT`] as a [`Script`].
+///
+/// ```
+/// assert_eq!(keyroute::select::LEAST_USED.name(), "least-used");
+/// ```
+pub const LEAST_USED: Script = Script {
+    name: "least-used",
+    summary: "pick the lowest-count member and increment it (KEYS: pool)",
+    text: LEAST_USED_SCRIPT,
+    sha1: LEAST_USED_SHA1,
+    num_keys: 1,
+};
+
+/// [`SEED_SCRIPT`] as a [`Script`].
+///
+/// ```
+/// assert_eq!(keyroute::select::SEED.name(), "seed");
+/// ```
+pub const SEED: Script = Script {
+    name: "seed",
+    summary: "add members at an initial count (KEYS: pool, side; ARGV: initial, overwrite 0|1, members...)",
+    text: SEED_SCRIPT,
+    sha1: SEED_SHA1,
+    num_keys: 2,
+};
+
+/// [`REMOVE_SCRIPT`] as a [`Script`].
+///
+/// ```
+/// assert_eq!(keyroute::select::REMOVE.name(), "remove");
+/// ```
+pub const REMOVE: Script = Script {
+    name: "remove",
+    summary: "take a member out, remembering its count (KEYS: pool, side; ARGV: member)",
+    text: REMOVE_SCRIPT,
+    sha1: REMOVE_SHA1,
+    num_keys: 2,
+};
+
+/// [`RESTORE_SCRIPT`] as a [`Script`].
+///
+/// ```
+/// assert_eq!(keyroute::select::RESTORE.name(), "restore");
+/// ```
+pub const RESTORE: Script = Script {
+    name: "restore",
+    summary: "put a member back (KEYS: pool, side; ARGV: member, keep|at_minimum)",
+    text: RESTORE_SCRIPT,
+    sha1: RESTORE_SHA1,
+    num_keys: 2,
+};
+
+/// Every pool script, in the order the command line lists them.
+///
+/// ```
+/// let names: Vec<&str> = keyroute::select::SCRIPTS.iter().map(|s| s.name()).collect();
+/// assert_eq!(names, ["least-used", "seed", "remove", "restore"]);
+/// ```
+pub const SCRIPTS: [Script; 4] = [LEAST_USED, SEED, REMOVE, RESTORE];
+
+/// The `ARGV[2]` of [`SEED_SCRIPT`]: `"1"` to overwrite existing counts, `"0"` to keep them.
+///
+/// ```
+/// assert_eq!(keyroute::select::seed_overwrite_arg(true), "1");
+/// ```
+pub const fn seed_overwrite_arg(overwrite: bool) -> &'static str {
+    if overwrite {
+        "1"
+    } else {
+        "0"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn least_used_is_the_design_text() {
+        let design = "local chosen = redis.call('ZRANGE', KEYS[1], 0, 0)[1]\n\
+                      if not chosen then return nil end\n\
+                      redis.call('ZINCRBY', KEYS[1], 1, chosen)\n\
+                      return chosen\n";
+        assert_eq!(LEAST_USED_SCRIPT, design);
+    }
+
+    #[test]
+    fn every_text_ends_with_one_newline() {
+        for script in SCRIPTS {
+            assert!(script.text().ends_with('\n'), "{}", script.name());
+            assert!(!script.text().ends_with("\n\n"), "{}", script.name());
+            assert!(!script.text().contains('\r'), "{}", script.name());
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_found() {
+        for script in SCRIPTS {
+            assert_eq!(Script::by_name(script.name()), Some(&script));
+        }
+        assert_eq!(Script::by_name(""), None);
+        assert_eq!(Script::by_name("least-used-"), None);
+    }
+}
