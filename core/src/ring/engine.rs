@@ -245,6 +245,37 @@ impl Ring {
     /// fewer nodes. Indexes into [`Ring::nodes`] are written to `out` (cleared first).
     pub fn get_n_into(&self, key: &[u8], n: usize, out: &mut Vec<usize>) {
         out.clear();
+        self.walk_distinct(key, n, |o| {
+            out.push(o);
+            out.len()
+        });
+    }
+
+    /// As [`Ring::get_n_into`], into a caller's slice: fills up to `out.len()` distinct
+    /// owners and returns how many it wrote. Allocates nothing for `out.len() <= 16`.
+    ///
+    /// ```
+    /// use keyroute::ring::{Profile, Ring};
+    /// let ring = Ring::with_nodes(Profile::native(), [("a", 1), ("b", 1), ("c", 1)])?;
+    /// let mut buf = [0usize; 8];
+    /// let got = ring.get_n_to_slice(b"user:1", &mut buf);
+    /// assert_eq!(got, 3);
+    /// assert_eq!(ring.get_index(b"user:1"), Some(buf[0]));
+    /// # Ok::<(), keyroute::ring::RingError>(())
+    /// ```
+    pub fn get_n_to_slice(&self, key: &[u8], out: &mut [usize]) -> usize {
+        let mut len = 0;
+        self.walk_distinct(key, out.len(), |o| {
+            out[len] = o;
+            len += 1;
+            len
+        });
+        len
+    }
+
+    /// Calls `push` with up to `n` distinct owners clockwise from `key`'s point; `push`
+    /// returns how many it holds so far.
+    fn walk_distinct(&self, key: &[u8], n: usize, mut push: impl FnMut(usize) -> usize) {
         let want = n.min(self.nodes.len());
         if want == 0 || self.circle.len() == 0 {
             return;
@@ -253,24 +284,30 @@ impl Ring {
             return;
         };
         let len = self.circle.len();
-        let mut seen = if want > 16 {
+        // Small n: a stack list; large n: a bitset over node indexes.
+        let mut small = [0u32; 16];
+        let mut count = 0usize;
+        let mut seen = if want > small.len() {
             alloc::vec![0u64; self.nodes.len().div_ceil(64)]
         } else {
             Vec::new()
         };
         for step in 0..len {
-            let o = self.circle.owners[(start + step) % len] as usize;
-            let new = if seen.is_empty() {
-                !out.contains(&o)
+            let o = self.circle.owners[(start + step) % len];
+            let fresh = if seen.is_empty() {
+                !small[..count].contains(&o)
             } else {
-                let (w, b) = (o / 64, 1u64 << (o % 64));
+                let (w, b) = (o as usize / 64, 1u64 << (o % 64));
                 let fresh = seen[w] & b == 0;
                 seen[w] |= b;
                 fresh
             };
-            if new {
-                out.push(o);
-                if out.len() == want {
+            if fresh {
+                if count < small.len() {
+                    small[count] = o;
+                }
+                count += 1;
+                if push(o as usize) >= want {
                     break;
                 }
             }
@@ -455,6 +492,22 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert_eq!(r.point_count(), 160);
         assert_eq!(r.nodes()[0].weight(), 1);
+    }
+
+    #[test]
+    fn get_n_beyond_the_stack_list() {
+        let nodes: Vec<(String, u32)> = (0..40).map(|i| (alloc::format!("n{i}"), 1)).collect();
+        let r = Ring::with_nodes(Profile::libketama(), nodes).expect("ring");
+        for n in [17usize, 30, 40, 99] {
+            let mut got = r.get_n(b"key", n);
+            assert_eq!(got.len(), n.min(40));
+            assert_eq!(Some(got[0]), r.get(b"key"));
+            got.sort_unstable();
+            got.dedup();
+            assert_eq!(got.len(), n.min(40));
+            let mut buf = alloc::vec![usize::MAX; n];
+            assert_eq!(r.get_n_to_slice(b"key", &mut buf), n.min(40));
+        }
     }
 
     #[test]

@@ -1,0 +1,132 @@
+//! The cost of the C boundary: each exported function against the Rust call it wraps,
+//! on the keys and ring of `core/benches/ring.rs`, interleaved in one process (fastest
+//! of many short bursts, so that load from other processes hits both alike).
+//!
+//! `cargo bench -p keyroute-c --bench ffi`; the C-side figures (and libmemcached) come
+//! from `bench.c` next to this file (`make bench-c` runs both).
+#![allow(clippy::unwrap_used)]
+
+use std::ffi::{c_char, CString};
+use std::hint::black_box;
+use std::time::Instant;
+
+use keyroute::*;
+use keyroute_core::ring::{Profile, ProfileName, Ring};
+use keyroute_core::slot::key_slot;
+
+const BURST: usize = 1 << 12;
+const ROUNDS: usize = 500;
+
+fn keys16() -> Vec<[u8; 16]> {
+    (0u64..4096)
+        .map(|i| {
+            let mut k = [0u8; 16];
+            k[..8].copy_from_slice(&i.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes());
+            k[8..].copy_from_slice(b"user:key");
+            k
+        })
+        .collect()
+}
+
+type Lookup<'a> = (&'a str, &'a mut dyn FnMut(&[u8]) -> usize);
+
+fn fastest(fs: &mut [Lookup<'_>], keys: &[[u8; 16]]) -> Vec<f64> {
+    let mut best = vec![f64::MAX; fs.len()];
+    for _ in 0..ROUNDS {
+        for (j, (_, f)) in fs.iter_mut().enumerate() {
+            let t = Instant::now();
+            let mut acc = 0usize;
+            for i in 0..BURST {
+                acc = acc.wrapping_add(f(black_box(&keys[i & 4095])));
+            }
+            black_box(acc);
+            best[j] = best[j].min(t.elapsed().as_nanos() as f64 / BURST as f64);
+        }
+    }
+    for ((label, _), ns) in fs.iter().zip(&best) {
+        println!("{label:<44} {ns:8.2} ns/op");
+    }
+    best
+}
+
+fn report(what: &str, rust: f64, ffi: f64) {
+    let d = ffi - rust;
+    println!(
+        "{what}: C ABI - Rust = {d:+.2} ns ({:+.1}%) -> {}",
+        100.0 * d / rust,
+        if d <= 2.0 || d <= 0.05 * rust {
+            "within 5% or 2 ns"
+        } else {
+            "OVER target"
+        }
+    );
+}
+
+/// The Rust call as a C caller gets it: through a call the compiler cannot inline.
+#[inline(never)]
+fn get_noinline(ring: &Ring, k: &[u8]) -> usize {
+    ring.get(k).map_or(0, str::len)
+}
+
+#[inline(never)]
+fn slot_noinline(k: &[u8]) -> u16 {
+    key_slot(k)
+}
+
+fn main() {
+    let keys = keys16();
+    let nodes: Vec<(String, u32)> = (0..100)
+        .map(|i| (format!("10.0.{}.{}:11211", i >> 8, i & 255), 1))
+        .collect();
+    for name in [ProfileName::Libketama, ProfileName::Native] {
+        let ring = Ring::with_nodes(Profile::from_name(name), nodes.clone()).unwrap();
+        let mut c: *mut keyroute_ring = std::ptr::null_mut();
+        let profile = CString::new(name.as_str()).unwrap();
+        unsafe {
+            assert_eq!(
+                keyroute_ring_new(profile.as_ptr(), std::ptr::null(), &mut c),
+                keyroute_status::KEYROUTE_OK
+            );
+            for (n, w) in &nodes {
+                let n = CString::new(n.as_str()).unwrap();
+                assert_eq!(
+                    keyroute_ring_add(c, n.as_ptr(), i64::from(*w)),
+                    keyroute_status::KEYROUTE_OK
+                );
+            }
+        }
+        let cring = c as *const keyroute_ring;
+        let mut rust = |k: &[u8]| ring.get(k).map_or(0, str::len);
+        let mut ffi = |k: &[u8]| {
+            let (mut p, mut l): (*const c_char, usize) = (std::ptr::null(), 0);
+            unsafe { keyroute_ring_get(cring, k.as_ptr(), k.len(), &mut p, &mut l) };
+            l
+        };
+        let mut noinline = |k: &[u8]| get_noinline(&ring, k);
+        let label_r = format!("Rust Ring::get ({name})");
+        let label_n = format!("Rust Ring::get, not inlined ({name})");
+        let label_c = format!("keyroute_ring_get ({name})");
+        let t = fastest(
+            &mut [
+                (&label_r, &mut rust),
+                (&label_n, &mut noinline),
+                (&label_c, &mut ffi),
+            ],
+            &keys,
+        );
+        report(&format!("ring get {name}"), t[0], t[2]);
+        unsafe { keyroute_ring_free(c) };
+    }
+    let mut rust = |k: &[u8]| usize::from(key_slot(k));
+    let mut ffi = |k: &[u8]| usize::from(unsafe { keyroute_key_slot(k.as_ptr(), k.len()) });
+    let mut noinline = |k: &[u8]| usize::from(slot_noinline(k));
+    let t = fastest(
+        &mut [
+            ("Rust slot::key_slot", &mut rust),
+            ("Rust slot::key_slot, not inlined", &mut noinline),
+            ("keyroute_key_slot", &mut ffi),
+        ],
+        &keys,
+    );
+    report("key_slot", t[0], t[2]);
+}

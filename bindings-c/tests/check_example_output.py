@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Checks the output of examples/c and examples/java against the shared vectors.
+
+    ring PROFILE NODE=WEIGHT ...   selects the vector file with that profile and nodes
+    route PROFILE KEY NODE         must match that file's expect for KEY
+    slot KEY SLOT                  must match tests/vectors/slot/*.json
+Lines starting with '#' are ignored. usage: check_example_output.py VECTORS_DIR OUTPUT
+"""
+import glob
+import json
+import os
+import sys
+
+
+def main():
+    root, out = sys.argv[1], sys.argv[2]
+    rings = {}
+    for path in glob.glob(os.path.join(root, "ring", "*.json")):
+        v = json.load(open(path, encoding="utf-8"))
+        if v.get("options"):
+            continue
+        key = (v["profile"], tuple((n, w) for n, w in v["nodes"]))
+        rings[key] = dict(zip(v["keys"], v["expect"]))
+    slots = {}
+    for path in glob.glob(os.path.join(root, "slot", "*.json")):
+        for c in json.load(open(path))["cases"]:
+            slots[bytes.fromhex(c["key_hex"])] = c["slot"]
+    current, checked, errors = {}, 0, []
+    for line in open(out, encoding="utf-8"):
+        f = line.split()
+        if not f or f[0].startswith("#"):
+            continue
+        if f[0] == "ring":
+            nodes = tuple((n, int(w)) for n, w in (x.rsplit("=", 1) for x in f[2:]))
+            if (f[1], nodes) not in rings:
+                errors.append("no vector file for %s" % line.strip())
+            current[f[1]] = rings.get((f[1], nodes), {})
+        elif f[0] == "route":
+            want = current.get(f[1], {}).get(f[2])
+            if want != f[3]:
+                errors.append("%s: expected %r" % (line.strip(), want))
+            checked += 1
+        elif f[0] == "slot":
+            want = slots.get(f[1].encode())
+            if want is None or want != int(f[2]):
+                errors.append("%s: expected %r" % (line.strip(), want))
+            checked += 1
+        else:
+            errors.append("unexpected line %r" % line)
+    if checked == 0:
+        errors.append("no route/slot lines")
+    for e in errors:
+        print("example output: " + e, file=sys.stderr)
+    print("%s: %d lines checked against the vectors, %d errors" % (out, checked, len(errors)))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
