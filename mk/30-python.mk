@@ -1,0 +1,35 @@
+# Python: the `keyroute` package in bindings-py/ (pyo3 + maturin), its tests and benches.
+#
+#   make test-python    venv in $(BUILD)/venv-py, pip install ./bindings-py (PEP 517,
+#                       maturin), pytest, mypy.stubtest, the example
+#   make bench-python   side-by-side timings against uhashring and redis-py
+.PHONY: test-python bench-python python-install python-venv
+
+PYTHON ?= python3
+PY_VENV := $(BUILD)/venv-py
+PY := $(PY_VENV)/bin/python
+PY_REQS := bindings-py/requirements-test.txt
+
+# The venv with the pinned test dependencies; rebuilt when the pins change.
+$(PY_VENV)/.deps: $(PY_REQS)
+	$(PYTHON) -m venv $(PY_VENV)
+	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install -q --disable-pip-version-check -r $(PY_REQS)
+	touch $@
+
+python-venv: $(PY_VENV)/.deps
+
+# pip always rebuilds a local directory; maturin builds into $(CARGO_TARGET_DIR).
+python-install: python-venv
+	$(PY) -m pip install -q --disable-pip-version-check ./bindings-py
+
+TEST_TARGETS += test-python
+test-python: python-install
+	cd bindings-py && $(PY) -m pytest -q -p no:cacheprovider tests
+	cd $(BUILD) && $(PY) -m mypy.stubtest keyroute
+	$(PY) -m mypy --strict --no-incremental examples/python/example.py
+	$(PY) examples/python/example.py > /dev/null
+
+BENCH_TARGETS += bench-python
+bench-python: python-install
+	$(PY) bindings-py/bench/bench.py
