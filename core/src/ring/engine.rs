@@ -8,6 +8,9 @@ use super::hash::{ketama_point, key_hash, md5, native_point};
 use super::index::Circle;
 use super::profile::{digests_for, Lookup, PointHash, Profile, Ties};
 
+/// The node index [`Ring::get_many_to_slice`] writes for a key on an empty ring.
+pub const NO_NODE: u32 = u32::MAX;
+
 /// The most points one ring may hold (33,554,432: about 400 MiB of circle).
 pub const MAX_POINTS: u64 = 1 << 25;
 
@@ -238,6 +241,31 @@ impl Ring {
         let keys = keys.into_iter();
         out.reserve(keys.size_hint().0);
         out.extend(keys.map(|k| self.get_index(k.as_ref())));
+    }
+
+    /// Looks up `keys[i]` into `out[i]` as a node index, or [`NO_NODE`] on an empty ring;
+    /// returns how many it wrote (the shorter of the two lengths). For bindings that hand
+    /// a typed array across (4 bytes per key, no allocation).
+    ///
+    /// ```
+    /// use keyroute::ring::{Profile, Ring, NO_NODE};
+    /// let ring = Ring::with_nodes(Profile::native(), [("a", 1), ("b", 1)])?;
+    /// let mut out = [NO_NODE; 2];
+    /// assert_eq!(ring.get_many_to_slice(&["x", "y"], &mut out), 2);
+    /// assert!(out.iter().all(|&i| i < 2));
+    /// # Ok::<(), keyroute::ring::RingError>(())
+    /// ```
+    pub fn get_many_to_slice<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [u32]) -> usize {
+        let n = keys.len().min(out.len());
+        for (k, o) in keys.iter().zip(out.iter_mut()) {
+            *o = self.get_index(k.as_ref()).map_or(NO_NODE, |i| i as u32);
+        }
+        n
+    }
+
+    /// The weight of a node, if it is on the ring.
+    pub fn weight(&self, name: &str) -> Option<u32> {
+        self.node_index(name).map(|i| self.nodes[i].weight)
     }
 
     /// Up to `n` distinct nodes for `key`, walking clockwise from its point: the owner

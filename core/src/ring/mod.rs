@@ -22,7 +22,7 @@ mod profile;
 mod spec;
 
 pub use analysis::{diff, Arc, Diff, MovedArc};
-pub use engine::{Node, Ring, MAX_POINTS};
+pub use engine::{Node, Ring, MAX_POINTS, NO_NODE};
 pub use error::{checked_weight, RingError};
 pub use hash::key_hash;
 pub use profile::{
