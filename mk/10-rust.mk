@@ -1,5 +1,5 @@
 # Rust: core, CLI, no_std/wasm32 build, lints, benches.
-.PHONY: setup-apt-core test-rust test-rust-nostd lint build-cli demo-cli bench-rust vectors-ring
+.PHONY: setup-apt-core test-rust test-rust-nostd lint build-cli demo-cli bench-rust vectors-ring vectors-slot vectors-pool
 
 # Debian packages the Rust suites need (Redis for the integration suites).
 APT_CORE := redis-server redis-tools pkg-config
@@ -32,6 +32,10 @@ BENCH_TARGETS += bench-rust
 bench-rust:
 	$(CARGO) bench -p keyroute
 
-VECTOR_TARGETS += vectors-ring
+VECTOR_TARGETS += vectors-ring vectors-slot vectors-pool
 vectors-ring:
 	tests/vectors/gen/ring/generate.sh
+vectors-slot: setup-apt-core
+	python3 tests/vectors/gen/slot/generate.py
+vectors-pool: setup-apt-core
+	python3 tests/vectors/gen/pool/generate.py

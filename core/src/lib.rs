@@ -16,9 +16,9 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-#[cfg(feature = "alloc")]
-pub mod ring;
 #[cfg(feature = "redis")]
 pub mod redis;
+#[cfg(feature = "alloc")]
+pub mod ring;
 pub mod select;
 pub mod slot;

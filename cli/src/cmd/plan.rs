@@ -1,9 +1,306 @@
-//! Not written yet.
+//! `keyroute plan`: print the fewest slot moves that take a slot map to target weights.
+//!
+//! MAPFILE format (text, `-` for stdin): one line per master,
+//!
+//! ```text
+//! # comment (also after a line's fields)
+//! a 0-5460
+//! b 5461-10922
+//! c 10923-16383,17
+//! d
+//! ```
+//!
+//! `NAME` then the slots it owns: ranges `START-END` (inclusive) or single slots,
+//! separated by commas and/or spaces. A name alone is a master with no slots yet. Slots
+//! nobody lists are unassigned; the plan assigns them. Names in `--weights` that the file
+//! does not list are new, empty masters. Every master owning slots needs a weight
+//! (`NAME:0` drains it).
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::io::Read;
+use std::path::PathBuf;
+
+use keyroute::slot::{Address, NodeIndex, Plan, SlotMap, SLOT_COUNT};
+
 use super::CliError;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(
+    after_help = "MAPFILE: one line per master, `NAME START-END[,START-END...]` \
+    (single slots allowed, `#` starts a comment); a NAME alone is a master with no slots.\n\n\
+    Example:\n  \
+    printf 'a 0-8191\\nb 8192-16383\\n' > map.txt\n  \
+    keyroute plan --from map.txt --weights a:1,b:1,c:1"
+)]
+pub struct Args {
+    /// Slot map file (`-` for stdin): one line per master, `NAME START-END[,START-END...]`.
+    #[arg(long, value_name = "MAPFILE")]
+    pub from: PathBuf,
+    /// Target weights, `NAME:WEIGHT` separated by commas (`a:1,b:1,c:2`). A weight of 0
+    /// drains a master; a name not in MAPFILE is a new, empty master.
+    #[arg(long, value_name = "NAME:WEIGHT,...")]
+    pub weights: String,
+}
 
-pub fn run(_args: Args) -> Result<(), CliError> {
-    Err("not implemented yet".into())
+pub fn run(args: Args) -> Result<(), CliError> {
+    let (label, text) = read_map_text(&args.from)?;
+    let mut map = SlotMap::new();
+    let mut names: HashMap<String, NodeIndex> = HashMap::new();
+    parse_map(&label, &text, &mut map, &mut names)?;
+    let weights = parse_weights(&args.weights, &mut map, &mut names)?;
+    let plan = Plan::new(&map, &weights)?;
+    print!("{}", render(&map, &plan));
+    Ok(())
+}
+
+fn read_map_text(path: &PathBuf) -> Result<(String, String), CliError> {
+    let mut bytes = Vec::new();
+    let label = if path.as_os_str() == "-" {
+        std::io::stdin().read_to_end(&mut bytes)?;
+        String::from("<stdin>")
+    } else {
+        let label = path.display().to_string();
+        bytes = std::fs::read(path).map_err(|e| format!("cannot read MAPFILE {label}: {e}"))?;
+        label
+    };
+    let text =
+        String::from_utf8(bytes).map_err(|_| format!("MAPFILE {label} is not UTF-8 text"))?;
+    Ok((label, text))
+}
+
+fn parse_slot(s: &str) -> Result<u16, String> {
+    match s.parse::<u16>() {
+        Ok(n) if n < SLOT_COUNT && !s.starts_with('+') => Ok(n),
+        _ => Err(format!("{s:?} is not a slot number in 0..=16383")),
+    }
+}
+
+fn parse_map(
+    label: &str,
+    text: &str,
+    map: &mut SlotMap,
+    names: &mut HashMap<String, NodeIndex>,
+) -> Result<(), CliError> {
+    // Owner name of every slot seen so far, to report overlaps clearly.
+    let mut owner: Vec<Option<(usize, NodeIndex)>> = vec![None; usize::from(SLOT_COUNT)];
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let err = |msg: String| format!("{label}:{line_no}: {msg}");
+        let line = raw.split('#').next().unwrap_or("").trim();
+        let mut fields = line.split_whitespace();
+        let Some(name) = fields.next() else { continue };
+        if names.contains_key(name) {
+            return Err(err(format!(
+                "node {name:?} is listed twice; list each node once"
+            ))
+            .into());
+        }
+        let node = map
+            .add_master(name, Address::new(name, 0))
+            .map_err(|e| err(e.to_string()))?;
+        names.insert(name.to_string(), node);
+        for part in fields.flat_map(|f| f.split(',')).filter(|p| !p.is_empty()) {
+            let (start, end) = match part.split_once('-') {
+                Some((a, b)) => (parse_slot(a), parse_slot(b)),
+                None => (parse_slot(part), parse_slot(part)),
+            };
+            let (start, end) = (start.map_err(&err)?, end.map_err(&err)?);
+            if start > end {
+                return Err(err(format!(
+                    "range {part} is reversed; write START-END with START <= END"
+                ))
+                .into());
+            }
+            for slot in start..=end {
+                if let Some((other_line, other)) = owner[usize::from(slot)] {
+                    return Err(err(format!(
+                        "slot {slot} is already given to {} on line {other_line}",
+                        map[other].id()
+                    ))
+                    .into());
+                }
+                owner[usize::from(slot)] = Some((line_no, node));
+            }
+            map.assign(start..=end, node)
+                .map_err(|e| err(e.to_string()))?;
+        }
+    }
+    if names.is_empty() {
+        return Err(format!("MAPFILE {label} lists no nodes; write one line per master: NAME START-END[,START-END...]").into());
+    }
+    Ok(())
+}
+
+fn parse_weights(
+    spec: &str,
+    map: &mut SlotMap,
+    names: &mut HashMap<String, NodeIndex>,
+) -> Result<Vec<(NodeIndex, u64)>, CliError> {
+    let mut weights = Vec::new();
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (name, weight) = item
+            .rsplit_once([':', '='])
+            .ok_or_else(|| format!("weight {item:?} has no weight; write NAME:WEIGHT, e.g. a:1"))?;
+        let weight: u64 = weight.parse().map_err(|_| {
+            format!("weight of {name:?} is {weight:?}; weights are whole numbers >= 0")
+        })?;
+        if name.is_empty() {
+            return Err(format!("weight {item:?} has no node name; write NAME:WEIGHT").into());
+        }
+        let node = match names.get(name) {
+            Some(&n) => n,
+            None => {
+                // Not in MAPFILE: a new master with no slots yet.
+                let n = map.add_master(name, Address::new(name, 0))?;
+                names.insert(name.to_string(), n);
+                n
+            }
+        };
+        if weights.iter().any(|&(n, _)| n == node) {
+            return Err(format!("node {name:?} has two weights; give each node one").into());
+        }
+        weights.push((node, weight));
+    }
+    if weights.is_empty() {
+        return Err("--weights is empty; write NAME:WEIGHT,NAME:WEIGHT,...".into());
+    }
+    Ok(weights)
+}
+
+fn render(map: &SlotMap, plan: &Plan) -> String {
+    let name = |n: NodeIndex| map[n].id().to_string();
+    let mut out = String::new();
+    for m in plan.moves() {
+        let slots = if m.start == m.end {
+            m.start.to_string()
+        } else {
+            format!("{}-{}", m.start, m.end)
+        };
+        let count = match m.len() {
+            1 => "1 slot".to_string(),
+            n => format!("{n} slots"),
+        };
+        let _ = match m.from {
+            Some(from) => writeln!(
+                out,
+                "move {slots} from {} to {} ({count})",
+                name(from),
+                name(m.to)
+            ),
+            None => writeln!(
+                out,
+                "assign {slots} to {} ({count}, unassigned now)",
+                name(m.to)
+            ),
+        };
+    }
+    let moved = plan.slots_moved();
+    if plan.is_empty() {
+        out.push_str("nothing to move: every node is already within one slot of its target\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "\n{} move{}, {moved} of {SLOT_COUNT} slots change owner ({:.2}%)",
+            plan.moves().len(),
+            if plan.moves().len() == 1 { "" } else { "s" },
+            moved as f64 * 100.0 / f64::from(SLOT_COUNT)
+        );
+    }
+    let rows: Vec<[String; 5]> = plan
+        .targets()
+        .iter()
+        .map(|t| {
+            [
+                name(t.node),
+                t.weight.to_string(),
+                t.before.to_string(),
+                t.after.to_string(),
+                format!("{:.2}", t.ideal),
+            ]
+        })
+        .collect();
+    let header = ["node", "weight", "before", "after", "ideal"].map(String::from);
+    let mut widths = header.clone().map(|h| h.len());
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    out.push('\n');
+    for row in std::iter::once(&header).chain(&rows) {
+        let _ = writeln!(
+            out,
+            "{:<w0$}  {:>w1$}  {:>w2$}  {:>w3$}  {:>w4$}",
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2],
+            w3 = widths[3],
+            w4 = widths[4],
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<(SlotMap, HashMap<String, NodeIndex>), CliError> {
+        let mut map = SlotMap::new();
+        let mut names = HashMap::new();
+        parse_map("t", text, &mut map, &mut names)?;
+        Ok((map, names))
+    }
+
+    #[test]
+    fn map_format() {
+        let (map, names) = parse("# x\na 0-9, 11 ,20-29 # c\n\nb 10\nc\n").expect("valid");
+        assert_eq!(map.slot_count(names["a"]), 21);
+        assert_eq!(map.slot_count(names["b"]), 1);
+        assert_eq!(map.slot_count(names["c"]), 0);
+        for bad in [
+            "a 0-9\nb 5",
+            "a 9-0",
+            "a 16384",
+            "a x",
+            "a 1\na 2",
+            "",
+            "a -1",
+            "a 1-",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn weights_add_new_nodes() {
+        let (mut map, mut names) = parse("a 0-16383").expect("valid");
+        let w = parse_weights("a:1, d=3", &mut map, &mut names).expect("valid");
+        assert_eq!(w.len(), 2);
+        assert_eq!(map.nodes().len(), 2);
+        for bad in ["", "a", "a:x", "a:-1", ":1", "a:1,a:2"] {
+            assert!(parse_weights(bad, &mut map, &mut names).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn renders() {
+        let (mut map, mut names) = parse("a 0-8191\nb 8192-16383").expect("valid");
+        let w = parse_weights("a:1,b:1,c:1,d:1", &mut map, &mut names).expect("valid");
+        let plan = Plan::new(&map, &w).expect("plan");
+        let text = render(&map, &plan);
+        assert!(
+            text.starts_with("move 4096-8191 from a to c (4096 slots)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("2 moves, 8192 of 16384 slots change owner (50.00%)"),
+            "{text}"
+        );
+    }
 }

@@ -1,9 +1,232 @@
-//! Not written yet.
+//! `keyroute pool`: manage a least-used pool on Redis (seed, remove, restore, show), or
+//! run the same operations on the in-memory model (`simulate`, no Redis needed).
+//!
+//! ```text
+//! keyroute pool seed    --redis redis://127.0.0.1:6379/ --pool '{proxies}:pool' p1 p2 p3
+//! keyroute pool remove  --redis URL --pool KEY p2
+//! keyroute pool restore --redis URL --pool KEY p2 --mode at_minimum
+//! keyroute pool show    --redis URL --pool KEY
+//! keyroute pool simulate --picks 7 p1 p2 p3
+//! ```
+use std::io::Write;
+use std::time::Duration;
+
+use keyroute::redis::{LeastUsed, Reconnecting, Timeouts};
+use keyroute::select::{Pool, Restore};
+
 use super::CliError;
 
+/// Where the pool lives: shared by `pick` and `pool`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct RedisArgs {
+    /// Redis server URL, e.g. redis://127.0.0.1:6379/ (a cluster node works for a
+    /// hash-tagged pool on that node).
+    #[arg(long, value_name = "URL")]
+    pub redis: String,
+    /// The pool key, a sorted set; hash-tag it for Redis Cluster: '{proxies}:pool'.
+    #[arg(long, value_name = "KEY")]
+    pub pool: String,
+    /// Connect, read and write timeout in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    pub timeout_ms: u64,
+}
 
-pub fn run(_args: Args) -> Result<(), CliError> {
-    Err("not implemented yet".into())
+impl RedisArgs {
+    /// The pool handle and a connection, with errors a user can act on.
+    pub fn open(&self) -> Result<(LeastUsed, Reconnecting), CliError> {
+        let pool = LeastUsed::new(&self.pool).map_err(|err| format!("--pool: {err}"))?;
+        let timeouts = Timeouts::uniform(Duration::from_millis(self.timeout_ms.max(1)));
+        let mut con = Reconnecting::new(&self.redis, timeouts)
+            .map_err(|err| format!("--redis {}: {err}", self.redis))?;
+        con.ensure_connected()
+            .map_err(|err| format!("cannot reach Redis at {}: {err}", self.redis))?;
+        Ok((pool, con))
+    }
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    keyroute pool seed --redis redis://127.0.0.1:6379/ --pool '{proxies}:pool' p1 p2 p3\n  \
+    keyroute pool show --redis redis://127.0.0.1:6379/ --pool '{proxies}:pool'\n  \
+    keyroute pool simulate --picks 7 p1 p2 p3")]
+pub struct Args {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Action {
+    /// Add members at an initial count (existing members keep theirs unless --overwrite).
+    Seed {
+        #[command(flatten)]
+        at: RedisArgs,
+        /// The count new members start at.
+        #[arg(long, default_value_t = 0)]
+        initial: u64,
+        /// Also reset members already in the pool to --initial.
+        #[arg(long)]
+        overwrite: bool,
+        /// The members to add.
+        #[arg(required = true, value_name = "MEMBER")]
+        members: Vec<String>,
+    },
+    /// Take a member out of the pool, remembering its count.
+    Remove {
+        #[command(flatten)]
+        at: RedisArgs,
+        /// The member to take out.
+        member: String,
+    },
+    /// Put a member back: keep its remembered count, or start at the pool's minimum.
+    Restore {
+        #[command(flatten)]
+        at: RedisArgs,
+        /// The member to put back.
+        member: String,
+        /// keep (the count it had when removed) or at_minimum (the lowest count now).
+        #[arg(long, default_value = "keep")]
+        mode: Restore,
+    },
+    /// Print every member with its count, in pick order, then the removed members.
+    Show {
+        #[command(flatten)]
+        at: RedisArgs,
+    },
+    /// Seed the in-memory pool model and pick from it (no Redis): the same semantics as
+    /// the scripts on Redis.
+    Simulate {
+        /// The count members start at.
+        #[arg(long, default_value_t = 0)]
+        initial: u64,
+        /// How many picks.
+        #[arg(long, default_value_t = 10)]
+        picks: usize,
+        /// Remove this member after half of the picks, and restore it at the minimum
+        /// after three quarters.
+        #[arg(long, value_name = "MEMBER")]
+        churn: Option<String>,
+        /// The members.
+        #[arg(required = true, value_name = "MEMBER")]
+        members: Vec<String>,
+    },
+}
+
+fn print_counts<'a>(
+    out: &mut impl Write,
+    title: &str,
+    rows: impl IntoIterator<Item = (&'a [u8], u64)>,
+) -> std::io::Result<()> {
+    let rows: Vec<(String, u64)> = rows
+        .into_iter()
+        .map(|(m, c)| (String::from_utf8_lossy(m).into_owned(), c))
+        .collect();
+    writeln!(out, "{title}")?;
+    if rows.is_empty() {
+        writeln!(out, "  (none)")?;
+    }
+    let width = rows
+        .iter()
+        .map(|(m, _)| m.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (member, count) in rows {
+        writeln!(out, "  {member:<width$}  {count}")?;
+    }
+    Ok(())
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match args.action {
+        Action::Seed {
+            at,
+            initial,
+            overwrite,
+            members,
+        } => {
+            let (pool, mut con) = at.open()?;
+            let added = pool.seed(&mut con, &members, initial, overwrite)?;
+            writeln!(
+                out,
+                "{added} new member(s) added to {} ({} given, initial count {initial})",
+                at.pool,
+                members.len()
+            )?;
+        }
+        Action::Remove { at, member } => {
+            let (pool, mut con) = at.open()?;
+            match pool.remove(&mut con, member.as_bytes())? {
+                Some(count) => writeln!(
+                    out,
+                    "removed {member} from {} (count {count} remembered)",
+                    at.pool
+                )?,
+                None => writeln!(out, "{member} is not in {}; nothing changed", at.pool)?,
+            }
+        }
+        Action::Restore { at, member, mode } => {
+            let (pool, mut con) = at.open()?;
+            let count = pool.restore(&mut con, member.as_bytes(), mode)?;
+            writeln!(
+                out,
+                "restored {member} to {} at count {count} ({mode})",
+                at.pool
+            )?;
+        }
+        Action::Show { at } => {
+            let (pool, mut con) = at.open()?;
+            let counts = pool.counts(&mut con)?;
+            let removed = pool.removed(&mut con)?;
+            let title = format!("pool {} ({} members, pick order):", at.pool, counts.len());
+            print_counts(
+                &mut out,
+                &title,
+                counts.iter().map(|(m, c)| (m.as_slice(), *c)),
+            )?;
+            print_counts(
+                &mut out,
+                "removed (count remembered):",
+                removed.iter().map(|(m, c)| (m.as_slice(), *c)),
+            )?;
+        }
+        Action::Simulate {
+            initial,
+            picks,
+            churn,
+            members,
+        } => {
+            let mut pool = Pool::new();
+            pool.seed(&members, initial, false)?;
+            writeln!(
+                out,
+                "in-memory pool model (no Redis): {} members at count {initial}, {picks} picks",
+                pool.len()
+            )?;
+            let mut sequence = Vec::with_capacity(picks);
+            for i in 0..picks {
+                if let Some(member) = &churn {
+                    if i == picks / 2 {
+                        if let Some(count) = pool.remove(member.as_bytes()) {
+                            sequence.push(format!("[remove {member} at {count}]"));
+                        }
+                    } else if i == picks * 3 / 4 {
+                        let count = pool.restore(member.as_bytes(), Restore::AtMinimum);
+                        sequence.push(format!("[restore {member} at minimum {count}]"));
+                    }
+                }
+                match pool.pick() {
+                    Some(member) => sequence.push(String::from_utf8_lossy(&member).into_owned()),
+                    None => {
+                        sequence.push("(empty pool: no pick)".to_string());
+                        break;
+                    }
+                }
+            }
+            writeln!(out, "picks: {}", sequence.join(" "))?;
+            print_counts(&mut out, "counts (pick order):", pool.counts())?;
+        }
+    }
+    out.flush()?;
+    Ok(())
 }

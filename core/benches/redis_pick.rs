@@ -1,0 +1,97 @@
+//! `LeastUsed::pick` from one connection against `redis-benchmark` running the same
+//! `EVALSHA` on the same server (one client, no pipelining), and `pick_many(n)` against
+//! single picks. Starts its own redis-server on a free 127.0.0.1 port.
+//!
+//! `cargo bench -p keyroute --features redis --bench redis_pick`
+//! (env `KEYROUTE_BENCH_PICKS`, default 20000 picks per run; best of 3 runs).
+#![allow(clippy::unwrap_used)]
+
+#[path = "../tests/common/standalone.rs"]
+mod standalone;
+
+use std::process::Command;
+use std::time::Instant;
+
+use keyroute::redis::{connect, LeastUsed, Timeouts};
+use keyroute::select::LEAST_USED;
+
+const POOL: &str = "{bench}:pool";
+const RUNS: usize = 3;
+
+fn best_of(runs: usize, mut f: impl FnMut() -> f64) -> f64 {
+    (0..runs).map(|_| f()).fold(0.0, f64::max)
+}
+
+fn redis_benchmark(port: u16, picks: usize) -> Option<f64> {
+    let output = Command::new("redis-benchmark")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-c",
+            "1",
+            "-P",
+            "1",
+        ])
+        .args(["-n", &picks.to_string(), "--csv"])
+        .args(["EVALSHA", LEAST_USED.sha1(), "1", POOL])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    // "test","rps",... then "EVALSHA ...","12345.67",...
+    let line = text.lines().find(|l| !l.starts_with("\"test\""))?;
+    line.split(',').nth(1)?.trim_matches('"').parse().ok()
+}
+
+fn main() {
+    let picks: usize = std::env::var("KEYROUTE_BENCH_PICKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let server = standalone::Server::start();
+    let mut con = connect(&server.url(), Timeouts::default()).unwrap();
+    let pool = LeastUsed::new(POOL).unwrap();
+    let members: Vec<String> = (0..10).map(|i| format!("proxy-{i}")).collect();
+    pool.seed(&mut con, &members, 0, false).unwrap();
+    for _ in 0..2000 {
+        pool.pick(&mut con).unwrap().unwrap();
+    }
+
+    let single = best_of(RUNS, || {
+        let started = Instant::now();
+        for _ in 0..picks {
+            pool.pick(&mut con).unwrap().unwrap();
+        }
+        picks as f64 / started.elapsed().as_secs_f64()
+    });
+    let reference = best_of(RUNS, || {
+        redis_benchmark(server.port(), picks).unwrap_or(0.0)
+    });
+    println!("pick()                     {single:>10.0} picks/s  (1 connection, {picks} picks, best of {RUNS})");
+    if reference > 0.0 {
+        println!(
+            "redis-benchmark EVALSHA    {reference:>10.0} req/s    (-c 1 -P 1, same script and server)"
+        );
+        println!(
+            "pick() / redis-benchmark   {:>10.1} %       (target >= 80 %)",
+            100.0 * single / reference
+        );
+    } else {
+        println!("redis-benchmark not found or failed: install redis-tools");
+    }
+    for n in [10, 100, 1000] {
+        let rate = best_of(RUNS, || {
+            let rounds = (picks / n).max(1);
+            let started = Instant::now();
+            for _ in 0..rounds {
+                assert_eq!(pool.pick_many(&mut con, n).unwrap().len(), n);
+            }
+            (rounds * n) as f64 / started.elapsed().as_secs_f64()
+        });
+        println!(
+            "pick_many({n:<4})            {rate:>10.0} picks/s  = {:>5.1} x single picks (target >= 5 x)",
+            rate / single
+        );
+    }
+}
