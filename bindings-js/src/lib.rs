@@ -1,1 +1,34 @@
-//! keyroute bindings (being written).
+//! wasm-bindgen bindings of [`keyroute`], packaged as the npm package `keyroute`.
+//!
+//! This crate is the raw boundary: it converts types and errors and owns the Rust values.
+//! The public, camelCase JavaScript API (`Ring`, `SlotMap`, `Pool`, `keySlot`, …) is the
+//! thin wrapper in `js/api.mjs`, which batches keys into one buffer so that a batch call
+//! crosses the boundary once, and maps node indexes back to names on the JS side.
+//!
+//! Conventions of the raw exports (prefixed `raw`/`Raw`, not part of the public API):
+//! * keys come as `&str` (UTF-8 encoded by wasm-bindgen) or `&[u8]`;
+//! * a batch of keys is one byte buffer plus a `Uint32Array` of end offsets;
+//! * "no node" is `-1` where an index is returned;
+//! * errors are JS `Error` objects with a string `code` (see [`error`]).
+// no_std on wasm32 (as core): std's panic machinery would cost more than all of
+// keyroute's code in the .wasm. A panic (a bug: core does not panic on any input) traps.
+#![cfg_attr(target_arch = "wasm32", no_std)]
+
+extern crate alloc;
+
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOC: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+
+#[cfg(all(target_arch = "wasm32", not(test)))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    core::arch::wasm32::unreachable()
+}
+
+mod error;
+mod ring;
+mod select;
+mod slot;
+
+pub use error::JsError;

@@ -1,0 +1,119 @@
+//! Errors: every failure reaches JavaScript as an `Error` whose `code` says what kind.
+//!
+//! | code | when |
+//! |---|---|
+//! | `EMPTY_NODE_NAME`, `ZERO_WEIGHT`, `NEGATIVE_WEIGHT`, `WEIGHT_TOO_LARGE`, `BAD_WEIGHT` | node weights and names |
+//! | `DUPLICATE_NODE`, `UNKNOWN_NODE` | ring membership |
+//! | `UNKNOWN_PROFILE`, `BAD_VNODES`, `BAD_POINTS_PER_DIGEST`, `BAD_PORT` | ring options |
+//! | `TOO_MANY_POINTS`, `INCOMPATIBLE_RINGS` | ring size, `diff` of rings hashing differently |
+//! | `SLOT_MAP`, `BAD_SLOT`, `BAD_ADDRESS`, `PLAN`, `REDIRECT` | slot map, resharding plan, `MOVED`/`ASK` parsing |
+//! | `POOL`, `BAD_COUNT`, `BAD_RESTORE_MODE` | the in-memory pool |
+//! | `INVALID_ARGUMENT` | a batch buffer that does not match its offsets |
+use alloc::string::{String, ToString};
+use core::fmt::Display;
+
+use keyroute::ring::RingError;
+use wasm_bindgen::prelude::*;
+
+/// An error on its way to JavaScript: a `code` and a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsError {
+    /// Stable machine-readable kind, e.g. `ZERO_WEIGHT`.
+    pub code: &'static str,
+    /// Human-readable message (from core's `Display`).
+    pub message: String,
+}
+
+impl JsError {
+    /// An error with `code` and the display of `err` as message.
+    pub fn new(code: &'static str, err: impl Display) -> Self {
+        JsError {
+            code,
+            message: err.to_string(),
+        }
+    }
+}
+
+impl From<JsError> for JsValue {
+    fn from(e: JsError) -> JsValue {
+        let err = js_sys::Error::new(&e.message);
+        // Setting a property on a fresh Error object cannot fail.
+        let _ = js_sys::Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(e.code));
+        err.into()
+    }
+}
+
+/// The stable code of a ring error.
+pub fn ring_code(e: &RingError) -> &'static str {
+    match e {
+        RingError::EmptyNodeName => "EMPTY_NODE_NAME",
+        RingError::ZeroWeight(_) => "ZERO_WEIGHT",
+        RingError::NegativeWeight(..) => "NEGATIVE_WEIGHT",
+        RingError::WeightTooLarge(..) => "WEIGHT_TOO_LARGE",
+        RingError::DuplicateNode(_) => "DUPLICATE_NODE",
+        RingError::UnknownNode(_) => "UNKNOWN_NODE",
+        RingError::UnknownProfile(_) => "UNKNOWN_PROFILE",
+        RingError::TooManyPoints(_) => "TOO_MANY_POINTS",
+        RingError::BadVnodes(_) => "BAD_VNODES",
+        RingError::BadPointsPerDigest(_) => "BAD_POINTS_PER_DIGEST",
+        RingError::IncompatibleRings => "INCOMPATIBLE_RINGS",
+        RingError::BadNodeSpec(_) => "BAD_NODE_SPEC",
+        _ => "RING_ERROR",
+    }
+}
+
+impl From<RingError> for JsError {
+    fn from(e: RingError) -> Self {
+        JsError::new(ring_code(&e), &e)
+    }
+}
+
+/// Splits a packed batch (`data` cut at the end offsets `ends`) into byte slices.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` when the offsets decrease or run past the buffer.
+pub fn unpack<'a>(data: &'a [u8], ends: &[u32]) -> Result<alloc::vec::Vec<&'a [u8]>, JsError> {
+    let mut out = alloc::vec::Vec::with_capacity(ends.len());
+    let mut start = 0usize;
+    for &end in ends {
+        let end = end as usize;
+        if end < start || end > data.len() {
+            return Err(JsError::new(
+                "INVALID_ARGUMENT",
+                "batch offsets do not match the key buffer",
+            ));
+        }
+        out.push(&data[start..end]);
+        start = end;
+    }
+    Ok(out)
+}
+
+/// Calls `f` on every key of a packed batch without collecting them.
+///
+/// # Errors
+/// As [`unpack`].
+pub fn for_each_packed(
+    data: &[u8],
+    ends: &[u32],
+    mut f: impl FnMut(usize, &[u8]),
+) -> Result<(), JsError> {
+    let mut start = 0usize;
+    for (i, &end) in ends.iter().enumerate() {
+        let end = end as usize;
+        if end < start || end > data.len() {
+            return Err(JsError::new(
+                "INVALID_ARGUMENT",
+                "batch offsets do not match the key buffer",
+            ));
+        }
+        f(i, &data[start..end]);
+        start = end;
+    }
+    Ok(())
+}
+
+/// Whether a finite double holds an integer (`f64::fract` needs std).
+pub fn is_integer(x: f64) -> bool {
+    x.is_finite() && (x.abs() >= 4_503_599_627_370_496.0 || (x as i64) as f64 == x)
+}

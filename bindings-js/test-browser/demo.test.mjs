@@ -1,0 +1,203 @@
+// The demo page in Debian's Chromium (driven by playwright-core; no browser download).
+//   KEYROUTE_SCREENSHOT_DIR=build node --test test-browser/
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { Ring, diff } from 'keyroute';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, '..', '..');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const shotDir = resolve(process.env.KEYROUTE_SCREENSHOT_DIR || join(repo, 'build'));
+
+let server;
+let base;
+let browser;
+let context;
+let page;
+let userDataDir;
+const consoleErrors = [];
+
+// python3 -m http.server on a free port chosen by the OS (port 0), bound to 127.0.0.1.
+function startServer() {
+  return new Promise((resolveStart, reject) => {
+    const p = spawn('python3', ['-u', '-m', 'http.server', '--bind', '127.0.0.1', '--directory', repo, '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`http.server did not start: ${out}`)), 15000);
+    p.stdout.on('data', (d) => {
+      out += d;
+      const m = /port (\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolveStart([p, `http://127.0.0.1:${m[1]}`]);
+      }
+    });
+    p.stderr.on('data', () => {});
+    p.on('exit', (code) => reject(new Error(`http.server exited ${code}: ${out}`)));
+  });
+}
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} missing: scripts/apt-install.sh chromium`);
+  [server, base] = await startServer();
+  userDataDir = mkdtempSync(join(tmpdir(), 'keyroute-chromium-'));
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1600, height: 1300 },
+  });
+  page = context.pages()[0] || (await context.newPage());
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') consoleErrors.push(msg.text());
+  });
+  page.on('pageerror', (err) => consoleErrors.push(String(err)));
+  page.on('requestfailed', (req) => consoleErrors.push(`request failed: ${req.url()}`));
+  await page.goto(`${base}/bindings-js/demo/`);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+});
+
+after(async () => {
+  if (context) await context.close();
+  if (browser) await browser.close();
+  if (server) server.kill();
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+});
+
+async function ringState() {
+  return page.evaluate(() => ({
+    nodes: JSON.parse(document.getElementById('nodes').dataset.nodes),
+    profile: document.getElementById('nodes').dataset.profile,
+    drawing: document.getElementById('ring').innerHTML,
+    moved: document.getElementById('moved-fraction').dataset.value,
+    movedText: document.getElementById('moved-fraction').textContent,
+    ideal: document.getElementById('ideal-fraction').dataset.value,
+  }));
+}
+
+function libraryDiff(profile, oldNodes, newNodes) {
+  const a = new Ring(oldNodes, { profile });
+  const b = new Ring(newNodes, { profile });
+  try {
+    return diff(a, b);
+  } finally {
+    a.free();
+    b.free();
+  }
+}
+
+test('the page draws the ring from the library', async () => {
+  const s = await ringState();
+  assert.equal(s.profile, 'native');
+  assert.equal(s.nodes.length, 4);
+  const paths = await page.locator('#ring-arcs path').count();
+  assert.equal(paths, 4, 'one arc path per node');
+  const owner = await page.locator('#key-owner').textContent();
+  const r = new Ring(s.nodes, { profile: s.profile });
+  assert.equal(owner, r.get('user:42'));
+  r.free();
+});
+
+test('adding a node changes the drawing; the moved fraction shown equals diff() in Node', async () => {
+  const before = await ringState();
+  await page.fill('#add-name', '10.0.0.9:11211');
+  await page.fill('#add-weight', '2');
+  await page.click('#add-node');
+  await page.waitForFunction((n) => JSON.parse(document.getElementById('nodes').dataset.nodes).length === n, before.nodes.length + 1);
+  const afterAdd = await ringState();
+  assert.notEqual(afterAdd.drawing, before.drawing);
+  assert.deepEqual(afterAdd.nodes.at(-1), ['10.0.0.9:11211', 2]);
+  const d = libraryDiff(before.profile, before.nodes, afterAdd.nodes);
+  assert.equal(Number(afterAdd.moved), d.movedFraction);
+  assert.equal(Number(afterAdd.ideal), d.idealFraction);
+  assert.equal(afterAdd.movedText, `${(d.movedFraction * 100).toFixed(3)}%`);
+  assert.ok(d.movedFraction > 0.2 && d.movedFraction < 0.45, `${d.movedFraction}`);
+  assert.ok((await page.locator('#ring-moved path').count()) > 0, 'moved arcs are highlighted');
+});
+
+test('profile switch and reweight in a ketama profile agree with diff() too', async () => {
+  await page.selectOption('#profile', 'libketama');
+  await page.waitForFunction(() => document.getElementById('nodes').dataset.profile === 'libketama');
+  const before = await ringState();
+  assert.equal(before.moved, '', 'native → libketama hash differently: no diff shown');
+  await page.click('#nodes tbody tr:first-child button[data-action="heavier"]');
+  await page.waitForFunction((w) => JSON.parse(document.getElementById('nodes').dataset.nodes)[0][1] === w, before.nodes[0][1] + 1);
+  const after = await ringState();
+  assert.notEqual(after.drawing, before.drawing);
+  const d = libraryDiff('libketama', before.nodes, after.nodes);
+  assert.equal(Number(after.moved), d.movedFraction);
+  await page.click('#nodes tbody tr:last-child button[data-action="remove"]');
+  await page.waitForFunction((n) => JSON.parse(document.getElementById('nodes').dataset.nodes).length === n, after.nodes.length - 1);
+  const removed = await ringState();
+  assert.equal(Number(removed.moved), libraryDiff('libketama', after.nodes, removed.nodes).movedFraction);
+});
+
+test('slot lookup shows the slot of the real-Redis vectors', async () => {
+  const v = JSON.parse(readFileSync(join(repo, 'tests', 'vectors', 'slot', 'redis_keyslot.json'), 'utf8'));
+  const dec = new TextDecoder('utf-8', { fatal: true });
+  const usable = [];
+  for (const c of v.cases) {
+    let s;
+    try {
+      s = dec.decode(Buffer.from(c.key_hex, 'hex'));
+    } catch {
+      continue;
+    }
+    // An <input> cannot hold line breaks or NUL; keep keys it can.
+    if (/[\x00-\x1f\x7f]/.test(s)) continue;
+    usable.push([s, c.slot]);
+  }
+  assert.ok(usable.length > 30);
+  // The empty-tag cases first, then a spread of the rest.
+  const picks = usable.filter(([s]) => s.includes('{')).slice(0, 25).concat(usable.filter((_, i) => i % 97 === 0).slice(0, 25));
+  for (const [key, slot] of picks) {
+    await page.fill('#slot-key', key);
+    await page.waitForFunction((k) => document.querySelector('#slot-result b')?.textContent === JSON.stringify(k), key);
+    assert.equal(await page.locator('#slot-number').textContent(), String(slot), `key ${JSON.stringify(key)}`);
+  }
+  await page.fill('#slot-key', '{user:1000}:cart');
+});
+
+test('resharding: add a master, plan, step through the moves', async () => {
+  const strip = () => page.evaluate(() => document.getElementById('slots').toDataURL());
+  const s0 = await strip();
+  await page.click('#add-master');
+  await page.click('#plan');
+  const summary = await page.locator('#plan-summary').textContent();
+  assert.match(summary, /4096 slots/);
+  const moves = await page.locator('#plan-moves li').count();
+  assert.ok(moves >= 3, `${moves} moves`);
+  await page.click('#step');
+  await page.click('#step');
+  assert.equal(await page.locator('#plan-moves li.done').count(), 2);
+  assert.notEqual(await strip(), s0);
+});
+
+test('screenshot', async () => {
+  mkdirSync(shotDir, { recursive: true });
+  await page.fill('#key', 'user:42');
+  await page.screenshot({ path: join(shotDir, 'keyroute-demo.png'), fullPage: true });
+});
+
+test('examples/browser runs', async () => {
+  const p = await context.newPage();
+  p.on('console', (msg) => {
+    if (msg.type() === 'error') consoleErrors.push(`examples/browser: ${msg.text()}`);
+  });
+  p.on('pageerror', (err) => consoleErrors.push(`examples/browser: ${err}`));
+  await p.goto(`${base}/examples/browser/`);
+  await p.waitForFunction(() => document.getElementById('out').textContent.startsWith('owner:'));
+  const r = new Ring({ 'cache-a': 1, 'cache-b': 1, 'cache-c': 2 });
+  assert.match(await p.locator('#out').textContent(), new RegExp(`owner:\\s+${r.get('user:42')}`));
+  r.free();
+  await p.close();
+});
+
+test('no console errors', () => {
+  assert.deepEqual(consoleErrors, []);
+});

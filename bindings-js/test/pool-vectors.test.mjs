@@ -1,0 +1,82 @@
+// The least-used pool model against the operation sequences recorded on a real Redis.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Pool, LEAST_USED_SCRIPT, LEAST_USED_SHA1, SCRIPTS } from 'keyroute';
+import { vectors, hex } from './helpers.mjs';
+
+const toHex = (b) => Buffer.from(b).toString('hex');
+const files = vectors('pool');
+
+test('pool vectors exist', () => assert.ok(files.length >= 1));
+
+for (const [name, v] of files) {
+  test(`pool vector ${name}: script texts and SHA1s`, () => {
+    for (const [scriptName, s] of Object.entries(v.scripts)) {
+      assert.equal(SCRIPTS[scriptName].sha1, s.sha1, scriptName);
+    }
+    assert.equal(LEAST_USED_SCRIPT, SCRIPTS['least-used'].text);
+    assert.equal(LEAST_USED_SHA1, v.scripts['least-used'].sha1);
+    assert.match(LEAST_USED_SCRIPT, /ZINCRBY/);
+  });
+
+  for (const seq of v.sequences) {
+    test(`pool vector ${name} / ${seq.name}`, () => {
+      const pool = new Pool();
+      seq.ops.forEach((op, i) => {
+        const at = `op ${i} (${op.op})`;
+        switch (op.op) {
+          case 'seed':
+            if (op.error !== undefined) {
+              assert.throws(() => pool.seed(op.members_hex.map(hex), { initial: op.initial, overwrite: op.overwrite }), (e) => e instanceof Error && typeof e.code === 'string', at);
+            } else {
+              assert.equal(pool.seed(op.members_hex.map(hex), { initial: op.initial, overwrite: op.overwrite }), op.result, at);
+            }
+            break;
+          case 'pick': {
+            const got = pool.pickBytes();
+            assert.equal(got === null ? null : toHex(got), op.result_hex ?? null, at);
+            break;
+          }
+          case 'pick_many':
+            assert.deepEqual(pool.pickManyBytes(op.n).map(toHex), op.result_hex, at);
+            break;
+          case 'remove':
+            assert.equal(pool.remove(hex(op.member_hex)), op.result ?? null, at);
+            break;
+          case 'restore':
+            assert.equal(pool.restore(hex(op.member_hex), op.mode), op.result, at);
+            break;
+          default:
+            assert.fail(`unknown op ${op.op}`);
+        }
+        assert.deepEqual(pool.countsBytes().map(([m, c]) => [toHex(m), c]), op.counts, `${at} counts`);
+        assert.deepEqual(pool.removedBytes().map(([m, c]) => [toHex(m), c]), op.removed, `${at} removed`);
+      });
+      pool.free();
+    });
+  }
+}
+
+test('Pool: empty pool gives null, strings round-trip', () => {
+  const pool = new Pool();
+  assert.equal(pool.pick(), null);
+  assert.deepEqual(pool.pickMany(3), []);
+  assert.equal(pool.seed(['proxy-b', 'proxy-a']), 2);
+  assert.equal(pool.pick(), 'proxy-a');
+  assert.equal(pool.pick(), 'proxy-b');
+  assert.equal(pool.count('proxy-a'), 1);
+  assert.equal(pool.remove('proxy-a'), 1);
+  assert.equal(pool.remove('proxy-a'), null);
+  assert.equal(pool.removedCount('proxy-a'), 1);
+  assert.equal(pool.pick(), 'proxy-b');
+  assert.equal(pool.restore('proxy-a', 'at_minimum'), 2);
+  assert.equal(pool.size, 2);
+  assert.equal(pool.minCount(), 2);
+  assert.ok(pool.has('proxy-a'));
+  assert.deepEqual(pool.counts(), [['proxy-a', 2], ['proxy-b', 2]]);
+  assert.throws(() => pool.restore('x', 'zero'), { code: 'BAD_RESTORE_MODE' });
+  assert.throws(() => pool.seed(['x'], { initial: -1 }), { code: 'BAD_COUNT' });
+  assert.throws(() => pool.seed(['x'], { initial: 2 ** 54 }), { code: 'POOL' });
+  pool.free();
+  assert.throws(() => pool.pick(), { code: 'FREED' });
+});

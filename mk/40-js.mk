@@ -1,0 +1,76 @@
+# JavaScript: the npm package `keyroute` (bindings-js, wasm-bindgen), its demo page, tests
+# in Node and in Debian's Chromium, and benchmarks against the npm peers.
+#
+#   make test-js    toolchain + npm ci + chromium, build, lints, node --test, browser test
+#   make build-js   bindings-js/dist (wasm-bindgen for Node and for browsers)
+#   make pack-js    build/keyroute-<version>.tgz
+#   make demo-web   serve the demo page on http://127.0.0.1:$(DEMO_WEB_PORT)/bindings-js/demo/
+#   make bench-js   .wasm size, Ring.get vs npm hashring, keySlots vs cluster-key-slot
+.PHONY: setup-js setup-js-rust setup-js-npm setup-apt-js build-js lint-js pack-js test-js \
+        test-js-node test-js-browser demo-web bench-js
+
+JS_DIR := $(ROOT)/bindings-js
+JS_WASM := $(CARGO_TARGET_DIR)/wasm32-unknown-unknown/release/keyroute_js.wasm
+# The CLI must match the crate exactly; the crate pins it with `=`.
+WASM_BINDGEN_VERSION := $(shell sed -n 's/^wasm-bindgen = { version = "=\([0-9.]*\)".*/\1/p' $(JS_DIR)/Cargo.toml)
+DEMO_WEB_PORT ?= 8040
+# Size-minded release build for the .wasm only (wasm32 artifacts do not collide with host
+# builds in the shared target dir): opt-level s (z saves ~2 KB gzipped and costs speed;
+# 3 adds ~15 KB), fat LTO, one codegen unit, no debug info.
+JS_CARGO_ENV := CARGO_PROFILE_RELEASE_OPT_LEVEL=s CARGO_PROFILE_RELEASE_LTO=true \
+                CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_DEBUG=0 \
+                CARGO_PROFILE_RELEASE_PANIC=abort
+
+SETUP_TARGETS += setup-js
+setup-js: setup-js-rust setup-js-npm setup-apt-js
+
+# rustup target and the wasm-bindgen CLI at the crate's version (never --locked: see
+# ../shared/TOOLCHAIN.md); skipped when already there.
+setup-js-rust:
+	rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+	@if [ "$$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $(WASM_BINDGEN_VERSION)" ]; then \
+	  echo "installing wasm-bindgen-cli $(WASM_BINDGEN_VERSION) (2-5 minutes)"; \
+	  $(CARGO) install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --no-default-features; \
+	fi
+
+# npm ci from the committed lockfile, again only when the lockfile changed.
+setup-js-npm: $(JS_DIR)/node_modules/.package-lock.json
+$(JS_DIR)/node_modules/.package-lock.json: $(JS_DIR)/package-lock.json $(JS_DIR)/package.json
+	cd $(JS_DIR) && npm ci --no-audit --no-fund
+	touch $@
+
+setup-apt-js:
+	scripts/apt-install.sh chromium
+
+build-js: setup-js-rust setup-js-npm
+	$(JS_CARGO_ENV) $(CARGO) build -p keyroute-js --target wasm32-unknown-unknown --release
+	cd $(JS_DIR) && node scripts/build.mjs $(JS_WASM)
+
+lint-js: setup-js-rust
+	$(CARGO) fmt -p keyroute-js --check
+	$(CARGO) clippy -p keyroute-js --target wasm32-unknown-unknown -- -D warnings
+
+pack-js: build-js
+	mkdir -p $(BUILD)
+	cd $(JS_DIR) && npm pack --pack-destination $(BUILD)
+
+TEST_TARGETS += test-js
+test-js: setup-js lint-js build-js test-js-node test-js-browser
+
+test-js-node: build-js
+	cd $(JS_DIR) && node --expose-gc --test test/
+	cd $(ROOT)/examples/node && npm ci --no-audit --no-fund --offline && node example.cjs && node example.mjs
+
+test-js-browser: build-js setup-apt-js
+	cd $(JS_DIR) && KEYROUTE_SCREENSHOT_DIR=$(BUILD) node --test test-browser/
+
+# Serves the repository root (the demo imports ../dist/web.mjs; examples/browser imports
+# ../../bindings-js/dist/web.mjs). Not in DEMO_TARGETS: it runs until Ctrl-C.
+demo-web: build-js
+	@echo "keyroute demo: http://127.0.0.1:$(DEMO_WEB_PORT)/bindings-js/demo/"
+	@echo "browser example: http://127.0.0.1:$(DEMO_WEB_PORT)/examples/browser/   (Ctrl-C to stop)"
+	python3 -m http.server --bind 127.0.0.1 --directory $(ROOT) $(DEMO_WEB_PORT)
+
+BENCH_TARGETS += bench-js
+bench-js: build-js
+	cd $(JS_DIR) && node bench/bench.mjs
