@@ -77,6 +77,32 @@ impl fmt::Display for RingError {
     }
 }
 
+impl RingError {
+    /// A stable, machine-readable name for the error (`"ZERO_WEIGHT"`, …), the same in
+    /// every binding.
+    ///
+    /// ```
+    /// use keyroute::ring::RingError;
+    /// assert_eq!(RingError::UnknownNode("a".into()).code(), "UNKNOWN_NODE");
+    /// ```
+    pub const fn code(&self) -> &'static str {
+        match self {
+            RingError::EmptyNodeName => "EMPTY_NODE_NAME",
+            RingError::ZeroWeight(_) => "ZERO_WEIGHT",
+            RingError::NegativeWeight(..) => "NEGATIVE_WEIGHT",
+            RingError::WeightTooLarge(..) => "WEIGHT_TOO_LARGE",
+            RingError::DuplicateNode(_) => "DUPLICATE_NODE",
+            RingError::UnknownNode(_) => "UNKNOWN_NODE",
+            RingError::UnknownProfile(_) => "UNKNOWN_PROFILE",
+            RingError::TooManyPoints(_) => "TOO_MANY_POINTS",
+            RingError::BadVnodes(_) => "BAD_VNODES",
+            RingError::BadPointsPerDigest(_) => "BAD_POINTS_PER_DIGEST",
+            RingError::IncompatibleRings => "INCOMPATIBLE_RINGS",
+            RingError::BadNodeSpec(_) => "BAD_NODE_SPEC",
+        }
+    }
+}
+
 impl core::error::Error for RingError {}
 
 /// Checks a weight given as a signed integer, as bindings receive it.
