@@ -43,23 +43,9 @@ impl From<JsError> for JsValue {
     }
 }
 
-/// The stable code of a ring error.
+/// The stable `code` of a ring error (defined once, in core).
 pub fn ring_code(e: &RingError) -> &'static str {
-    match e {
-        RingError::EmptyNodeName => "EMPTY_NODE_NAME",
-        RingError::ZeroWeight(_) => "ZERO_WEIGHT",
-        RingError::NegativeWeight(..) => "NEGATIVE_WEIGHT",
-        RingError::WeightTooLarge(..) => "WEIGHT_TOO_LARGE",
-        RingError::DuplicateNode(_) => "DUPLICATE_NODE",
-        RingError::UnknownNode(_) => "UNKNOWN_NODE",
-        RingError::UnknownProfile(_) => "UNKNOWN_PROFILE",
-        RingError::TooManyPoints(_) => "TOO_MANY_POINTS",
-        RingError::BadVnodes(_) => "BAD_VNODES",
-        RingError::BadPointsPerDigest(_) => "BAD_POINTS_PER_DIGEST",
-        RingError::IncompatibleRings => "INCOMPATIBLE_RINGS",
-        RingError::BadNodeSpec(_) => "BAD_NODE_SPEC",
-        _ => "RING_ERROR",
-    }
+    e.code()
 }
 
 impl From<RingError> for JsError {

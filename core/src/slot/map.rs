@@ -340,7 +340,7 @@ impl SlotMap {
     /// ```
     #[must_use]
     pub fn node_index(&self, i: usize) -> Option<NodeIndex> {
-        (i < self.nodes.len()).then(|| NodeIndex(i as u16))
+        (i < self.nodes.len()).then_some(NodeIndex(i as u16))
     }
 
     /// Every node with its index.
