@@ -6,9 +6,10 @@
 #   make bench-c                  keyroute_ring_get vs libmemcached, keyroute_key_slot (C),
 #                                 then each C call against the Rust call it wraps
 .PHONY: setup-apt-c build-c check-header-c lint-c stage-c install-c install test-c test-c-unit \
+        test-c-redis \
         test-c-examples example-c example-java bench-c
 
-APT_C := valgrind libjna-java libmemcached-dev pkg-config gcc g++ python3
+APT_C := valgrind libjna-java libmemcached-dev pkg-config gcc g++ python3 redis-server redis-tools
 SETUP_TARGETS += setup-apt-c
 
 C_SRC := $(ROOT)/bindings-c
@@ -73,8 +74,8 @@ $(C_VECTORS): $(wildcard tests/vectors/*/*.json) $(C_SRC)/tests/vectors_to_lines
 	python3 $(C_SRC)/tests/vectors_to_lines.py tests/vectors > $@.tmp && mv $@.tmp $@
 
 TEST_TARGETS += test-c
-test-c: setup-apt-c check-header-c test-c-unit test-c-examples lint-c
-	@echo "test-c: C library, header, C/C++ tests (shared, static, valgrind, ASan), C and Java examples passed"
+test-c: setup-apt-c check-header-c test-c-unit test-c-redis test-c-examples lint-c
+	@echo "test-c: C library, header, C/C++ tests (shared, static, valgrind, ASan; Redis calls on a real redis-server), C and Java examples passed"
 
 lint-c:
 	$(CARGO) fmt -p keyroute-c --check
@@ -104,6 +105,30 @@ test-c-unit: stage-c $(C_VECTORS)
 	valgrind -q --error-exitcode=3 --leak-check=full --show-leak-kinds=definite,indirect,possible \
 	    --errors-for-leak-kinds=definite,indirect,possible $(C_BUILD)/test_static $(C_VECTORS)
 
+# The Redis calls (tests/test_redis.c) on a throwaway redis-server (tests/with_redis.sh
+# starts one on a free 127.0.0.1 port and sets KEYROUTE_TEST_REDIS_URL): shared, static,
+# C++, ASan/UBSan and valgrind, all against the same server.
+C_VALGRIND := valgrind -q --error-exitcode=3 --leak-check=full \
+    --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible
+test-c-redis: stage-c $(C_VECTORS)
+	cd $(C_BUILD) && gcc -std=c99 $(C_WARN) -O1 -g $(C_SRC)/tests/test_redis.c \
+	    $$($(C_PKG) --cflags --libs keyroute) -Wl,-rpath,$(C_STAGE)/lib -o test_redis_shared
+	cd $(C_BUILD) && gcc -std=c99 $(C_WARN) -O1 -g $$($(C_PKG) --cflags keyroute) \
+	    $(C_SRC)/tests/test_redis.c $(C_STAGE)/lib/libkeyroute.a \
+	    $$($(C_PKG) --variable=native_static_libs keyroute) -o test_redis_static
+	cd $(C_BUILD) && g++ -x c++ -std=c++11 $(C_WARN) -O1 -g $(C_SRC)/tests/test_redis.c \
+	    $$($(C_PKG) --cflags --libs keyroute) -Wl,-rpath,$(C_STAGE)/lib -o test_redis_cxx
+	cd $(C_BUILD) && gcc -std=c99 $(C_WARN) -O1 -g -fsanitize=address,undefined \
+	    -fno-omit-frame-pointer -fno-sanitize-recover=all $(C_SRC)/tests/test_redis.c \
+	    $$($(C_PKG) --cflags --libs keyroute) -Wl,-rpath,$(C_STAGE)/lib -o test_redis_asan
+	$(C_SRC)/tests/with_redis.sh sh -ec '\
+	    $(C_BUILD)/test_redis_shared $(C_VECTORS); \
+	    $(C_BUILD)/test_redis_static $(C_VECTORS); \
+	    $(C_BUILD)/test_redis_cxx $(C_VECTORS); \
+	    ASAN_OPTIONS=detect_leaks=1 $(C_BUILD)/test_redis_asan $(C_VECTORS); \
+	    $(C_VALGRIND) $(C_BUILD)/test_redis_shared $(C_VECTORS); \
+	    $(C_VALGRIND) $(C_BUILD)/test_redis_static $(C_VECTORS)'
+
 test-c-examples: example-c example-java
 
 # examples/c: built with `pkg-config --cflags --libs keyroute` as a user would; its output
@@ -114,12 +139,15 @@ example-c: stage-c
 	$(C_BUILD)/example_route | tee $(C_BUILD)/example_c.out
 	python3 $(C_SRC)/tests/check_example_output.py tests/vectors $(C_BUILD)/example_c.out
 
-# examples/java: JNA (Debian libjna-java) loading the staged libkeyroute.
+# examples/java: JNA (Debian libjna-java) loading the staged libkeyroute; it also picks
+# from a least-used pool on a throwaway redis-server (tests/with_redis.sh).
 example-java: stage-c
 	rm -rf $(C_BUILD)/java && mkdir -p $(C_BUILD)/java
 	javac -d $(C_BUILD)/java -cp $(JNA_JAR) $(ROOT)/examples/java/Route.java
-	java -cp $(JNA_JAR):$(C_BUILD)/java -Djna.library.path=$(C_STAGE)/lib Route | tee $(C_BUILD)/example_java.out
-	python3 $(C_SRC)/tests/check_example_output.py tests/vectors $(C_BUILD)/example_java.out
+	$(C_SRC)/tests/with_redis.sh sh -ec 'java -cp $(JNA_JAR):$(C_BUILD)/java \
+	    -Djna.library.path=$(C_STAGE)/lib Route > $(C_BUILD)/example_java.out'
+	cat $(C_BUILD)/example_java.out
+	python3 $(C_SRC)/tests/check_example_output.py --picks tests/vectors $(C_BUILD)/example_java.out
 
 BENCH_TARGETS += bench-c
 bench-c: setup-apt-c stage-c
