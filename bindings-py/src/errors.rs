@@ -6,7 +6,9 @@
 //! ├── NodeNotFoundError(KeyrouteError, KeyError)  the node is not on the ring / map
 //! ├── SlotMapError(KeyrouteError, ValueError)     a slot map could not be built or changed
 //! ├── RedirectError(KeyrouteError, ValueError)    a MOVED/ASK message could not be parsed
-//! └── PoolError(KeyrouteError, ValueError)        a pool operation was refused
+//! ├── PoolError(KeyrouteError, ValueError)        a pool operation was refused (also a
+//! │                                               bad pool key for LeastUsed / Leases)
+//! └── RedisError(KeyrouteError)                   a Redis connection or server problem
 //! ```
 
 use pyo3::exceptions::{PyException, PyKeyError, PyValueError};
@@ -14,6 +16,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
+use keyroute::redis::Error as CoreRedisError;
 use keyroute::ring::RingError;
 
 static BASE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -22,6 +25,7 @@ static NOT_FOUND: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static SLOT_MAP: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static REDIRECT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static POOL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static REDIS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Creates `class name(*bases)` in module `keyroute` (multiple inheritance, which
 /// `create_exception!` does not offer).
@@ -92,6 +96,16 @@ pub(crate) fn register<'py>(m: &Bound<'py, PyModule>) -> PyResult<()> {
          ValueError.",
         &value,
     )?;
+    let redis = new_class(
+        py,
+        "RedisError",
+        "Talking to Redis failed: the server is unreachable or refused the connection, a \
+         connect/read/write timed out, the connection broke, or the server answered an \
+         error (or an unexpected reply). The message says what was being done. After a \
+         connection error the next call reconnects; a pick whose reply was lost may or may \
+         not have been counted.",
+        std::slice::from_ref(&base),
+    )?;
     for (lock, ty) in [
         (&BASE, &base),
         (&RING, &ring),
@@ -99,6 +113,7 @@ pub(crate) fn register<'py>(m: &Bound<'py, PyModule>) -> PyResult<()> {
         (&SLOT_MAP, &slot_map),
         (&REDIRECT, &redirect),
         (&POOL, &pool),
+        (&REDIS, &redis),
     ] {
         let _ = lock.set(py, ty.clone().unbind());
         m.add(ty.name()?, ty)?;
@@ -132,5 +147,19 @@ pub(crate) fn from_ring(e: RingError) -> PyErr {
     match e {
         RingError::UnknownNode(_) => not_found(e.to_string()),
         _ => ring_error(e.to_string()),
+    }
+}
+
+pub(crate) fn redis_error(msg: String) -> PyErr {
+    Python::attach(|py| PyErr::from_type(cell(py, &REDIS), msg))
+}
+
+/// A bad pool key or a refused argument (nothing was sent) -> `PoolError` (a
+/// `ValueError`); everything else (connection, timeout, server error, unexpected reply)
+/// -> `RedisError`. The message is the core's, with what was being done.
+pub(crate) fn from_redis(e: CoreRedisError) -> PyErr {
+    match e {
+        CoreRedisError::Key(_) | CoreRedisError::Pool(_) => pool_error(e.to_string()),
+        _ => redis_error(e.to_string()),
     }
 }

@@ -1,7 +1,7 @@
 //! Python bindings of keyroute: the native module `keyroute._keyroute`.
 //!
 //! Thin by design: this crate converts Python values to the core's types and the core's
-//! errors to Python exceptions, and releases the GIL for batch calls. Every answer comes
+//! errors to Python exceptions, and releases the GIL for batch and network calls. Every answer comes
 //! from the `keyroute` crate; the Python package (`python/keyroute/`) re-exports this
 //! module with type stubs.
 
@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 
 mod errors;
 mod keys;
+mod remote;
 mod ring;
 mod select;
 mod slot;
@@ -23,5 +24,6 @@ fn _keyroute(m: &Bound<'_, PyModule>) -> PyResult<()> {
     slot::register(m)?;
     slotmap::register(m)?;
     select::register(m)?;
+    remote::register(m)?;
     Ok(())
 }

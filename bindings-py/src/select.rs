@@ -25,7 +25,7 @@ impl PyPool {
     }
 }
 
-fn restore_arg(mode: &str) -> PyResult<Restore> {
+pub(crate) fn restore_arg(mode: &str) -> PyResult<Restore> {
     mode.parse::<Restore>()
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }

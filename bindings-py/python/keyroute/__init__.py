@@ -9,6 +9,8 @@ One Rust core gives the same answers in Rust, Python, JavaScript and C:
 * :class:`SlotMap` -- the slot map with MOVED/ASK handling; :func:`group_by_slot`.
 * :class:`Pool` and :data:`LEAST_USED_SCRIPT` -- least-used selection (the in-memory
   model of the Redis script).
+* :class:`LeastUsed` and :class:`Leases` -- least-used and least-concurrency selection on
+  a real Redis server (the core's native client; errors are :class:`RedisError`).
 
 Keys are ``str`` (hashed as UTF-8) or ``bytes`` (hashed as is).
 """
@@ -27,11 +29,15 @@ from keyroute._keyroute import (
     SEED_SHA1 as SEED_SHA1,
     SLOT_COUNT as SLOT_COUNT,
     KeyrouteError as KeyrouteError,
+    Lease as Lease,
+    LeastUsed as LeastUsed,
+    Leases as Leases,
     MovedArc as MovedArc,
     NodeNotFoundError as NodeNotFoundError,
     Pool as Pool,
     PoolError as PoolError,
     RedirectError as RedirectError,
+    RedisError as RedisError,
     Ring as Ring,
     RingDiff as RingDiff,
     RingError as RingError,
@@ -58,11 +64,15 @@ __all__ = [
     "SEED_SHA1",
     "SLOT_COUNT",
     "KeyrouteError",
+    "Lease",
+    "LeastUsed",
+    "Leases",
     "MovedArc",
     "NodeNotFoundError",
     "Pool",
     "PoolError",
     "RedirectError",
+    "RedisError",
     "Ring",
     "RingDiff",
     "RingError",

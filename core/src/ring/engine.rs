@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 
 use super::error::RingError;
 use super::hash::{ketama_point, key_hash, md5, native_point};
-use super::index::Circle;
+use super::index::{sort_hashed, Circle};
 use super::profile::{digests_for, Lookup, PointHash, Profile, Ties};
 
 /// The node index [`Ring::get_many_to_slice`] writes for a key on an empty ring.
@@ -421,7 +421,7 @@ impl Ring {
             }
         };
         if p.hash() == PointHash::Md5 {
-            entries.sort_unstable();
+            let entries = sort_hashed(entries, |&e| e);
             points.reserve(entries.len());
             owners.reserve(entries.len());
             for e in entries {
@@ -429,7 +429,7 @@ impl Ring {
                 owners.push(decode(e as u32));
             }
         } else {
-            wide.sort_unstable();
+            let wide = sort_hashed(wide, |&(pt, _)| pt);
             points.reserve(wide.len());
             owners.reserve(wide.len());
             for (pt, r) in wide {

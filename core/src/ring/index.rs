@@ -121,3 +121,73 @@ mod tests {
         assert_eq!(c64.lower_bound(u64::MAX, true), Some(0));
     }
 }
+
+/// Sorts `v` by `Ord`, where `top(x)` is a `u64` whose order agrees with `T`'s order on
+/// the high bits (a position on the circle, shifted to the top). One counting pass on the
+/// top bits spreads the (uniformly hashed) points into about one per bucket, then each
+/// bucket is sorted on its own: O(n) on hashed points, O(n log n) on any input.
+pub(crate) fn sort_hashed<T: Copy + Ord>(v: Vec<T>, top: impl Fn(&T) -> u64) -> Vec<T> {
+    let n = v.len();
+    if n < 64 {
+        let mut v = v;
+        v.sort_unstable();
+        return v;
+    }
+    let log = n.next_power_of_two().trailing_zeros().min(20);
+    let shift = 64 - log;
+    let buckets = 1usize << log;
+    let mut start = alloc::vec![0u32; buckets + 1];
+    for x in &v {
+        start[(top(x) >> shift) as usize + 1] += 1;
+    }
+    for b in 0..buckets {
+        start[b + 1] += start[b];
+    }
+    let mut next = start.clone();
+    let mut out: Vec<T> = alloc::vec![v[0]; n];
+    for x in v {
+        let b = (top(&x) >> shift) as usize;
+        out[next[b] as usize] = x;
+        next[b] += 1;
+    }
+    for b in 0..buckets {
+        let (lo, hi) = (start[b] as usize, start[b + 1] as usize);
+        if hi - lo > 1 {
+            out[lo..hi].sort_unstable();
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod sort_tests {
+    use super::*;
+    use alloc::vec;
+
+    #[test]
+    fn sorts_like_sort_unstable() {
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut rnd = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for n in [0usize, 1, 63, 64, 65, 1000, 5000] {
+            let v: Vec<(u64, u32)> = (0..n).map(|i| (rnd(), i as u32)).collect();
+            let mut want = v.clone();
+            want.sort_unstable();
+            assert_eq!(sort_hashed(v, |x| x.0), want);
+            // Heavy ties and a skewed distribution.
+            let w: Vec<(u64, u32)> = (0..n).map(|i| (rnd() % 7, (n - i) as u32)).collect();
+            let mut want = w.clone();
+            want.sort_unstable();
+            assert_eq!(sort_hashed(w, |x| x.0), want);
+        }
+        let packed: Vec<u64> = (0..3000u64).map(|i| (rnd() & 0xffff_ffff_0000_0000) | (i % 5)).collect();
+        let mut want = packed.clone();
+        want.sort_unstable();
+        assert_eq!(sort_hashed(packed, |&x| x), want);
+        assert_eq!(sort_hashed(vec![3u64, 1, 2], |&x| x), vec![1, 2, 3]);
+    }
+}
