@@ -8,7 +8,10 @@ fn main() {
     let nodes: Vec<(String, u32)> = (0..1000)
         .map(|i| (format!("10.0.{}.{}:6379", i / 256, i % 256), 1))
         .collect();
-    for (label, p) in [("native 1000x160", Profile::native()), ("libketama 1000", Profile::libketama())] {
+    for (label, p) in [
+        ("native 1000x160", Profile::native()),
+        ("libketama 1000", Profile::libketama()),
+    ] {
         let mut best = f64::MAX;
         for _ in 0..15 {
             let t = Instant::now();
