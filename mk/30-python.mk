@@ -24,8 +24,8 @@ python-install: python-venv
 	$(PY) -m pip install -q --disable-pip-version-check ./bindings-py
 
 TEST_TARGETS += test-python
-test-python: python-install
-	cd bindings-py && $(PY) -m pytest -q -p no:cacheprovider tests
+test-python: setup-apt-core python-install
+	cd bindings-py && KEYROUTE_REQUIRE_REDIS=1 $(PY) -m pytest -q -p no:cacheprovider tests
 	cd $(BUILD) && $(PY) -m mypy.stubtest keyroute
 	$(PY) -m mypy --strict --no-incremental examples/python/example.py
 	$(PY) examples/python/example.py > /dev/null
