@@ -107,7 +107,8 @@ test-c-unit: stage-c $(C_VECTORS)
 
 # The Redis calls (tests/test_redis.c) on a throwaway redis-server (tests/with_redis.sh
 # starts one on a free 127.0.0.1 port and sets KEYROUTE_TEST_REDIS_URL): shared, static,
-# C++, ASan/UBSan and valgrind, all against the same server.
+# C++, ASan/UBSan and valgrind, each run on a fresh server.
+C_WITH_REDIS := $(C_SRC)/tests/with_redis.sh
 C_VALGRIND := valgrind -q --error-exitcode=3 --leak-check=full \
     --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible
 test-c-redis: stage-c $(C_VECTORS)
@@ -121,13 +122,12 @@ test-c-redis: stage-c $(C_VECTORS)
 	cd $(C_BUILD) && gcc -std=c99 $(C_WARN) -O1 -g -fsanitize=address,undefined \
 	    -fno-omit-frame-pointer -fno-sanitize-recover=all $(C_SRC)/tests/test_redis.c \
 	    $$($(C_PKG) --cflags --libs keyroute) -Wl,-rpath,$(C_STAGE)/lib -o test_redis_asan
-	$(C_SRC)/tests/with_redis.sh sh -ec '\
-	    $(C_BUILD)/test_redis_shared $(C_VECTORS); \
-	    $(C_BUILD)/test_redis_static $(C_VECTORS); \
-	    $(C_BUILD)/test_redis_cxx $(C_VECTORS); \
-	    ASAN_OPTIONS=detect_leaks=1 $(C_BUILD)/test_redis_asan $(C_VECTORS); \
-	    $(C_VALGRIND) $(C_BUILD)/test_redis_shared $(C_VECTORS); \
-	    $(C_VALGRIND) $(C_BUILD)/test_redis_static $(C_VECTORS)'
+	$(C_WITH_REDIS) $(C_BUILD)/test_redis_shared $(C_VECTORS)
+	$(C_WITH_REDIS) $(C_BUILD)/test_redis_static $(C_VECTORS)
+	$(C_WITH_REDIS) $(C_BUILD)/test_redis_cxx $(C_VECTORS)
+	ASAN_OPTIONS=detect_leaks=1 $(C_WITH_REDIS) $(C_BUILD)/test_redis_asan $(C_VECTORS)
+	$(C_WITH_REDIS) $(C_VALGRIND) $(C_BUILD)/test_redis_shared $(C_VECTORS)
+	$(C_WITH_REDIS) $(C_VALGRIND) $(C_BUILD)/test_redis_static $(C_VECTORS)
 
 test-c-examples: example-c example-java
 
@@ -144,7 +144,7 @@ example-c: stage-c
 example-java: stage-c
 	rm -rf $(C_BUILD)/java && mkdir -p $(C_BUILD)/java
 	javac -d $(C_BUILD)/java -cp $(JNA_JAR) $(ROOT)/examples/java/Route.java
-	$(C_SRC)/tests/with_redis.sh sh -ec 'java -cp $(JNA_JAR):$(C_BUILD)/java \
+	$(C_WITH_REDIS) sh -ec 'java -cp $(JNA_JAR):$(C_BUILD)/java \
 	    -Djna.library.path=$(C_STAGE)/lib Route > $(C_BUILD)/example_java.out'
 	cat $(C_BUILD)/example_java.out
 	python3 $(C_SRC)/tests/check_example_output.py --picks tests/vectors $(C_BUILD)/example_java.out

@@ -40,6 +40,12 @@
 #define KEYROUTE_NO_SLOT 65535
 
 /**
+ * Connect, read and write timeout of `keyroute_least_used_open()` and
+ * `keyroute_leases_open()` when `timeout_ms` is 0.
+ */
+#define KEYROUTE_DEFAULT_TIMEOUT_MS 2000
+
+/**
  * The result of every fallible call. `KEYROUTE_OK` is 0; every other value is an error
  * (or, for lookups, "no answer") and leaves the out-pointers untouched.
  */
@@ -115,11 +121,47 @@ typedef enum keyroute_status {
      */
     KEYROUTE_BAD_REDIRECT = 16,
     /**
+     * Redis: a bad URL, a refused or timed-out connection, a lost reply, an error reply
+     * or an unexpected reply. After a connection error the handle reconnects on its next
+     * call; a pick or acquire whose reply was lost may or may not have been counted.
+     */
+    KEYROUTE_REDIS = 17,
+    /**
+     * The caller's buffer is too small for the member: the length needed is written to
+     * `*len_out` (an exception to "out-pointers untouched unless `KEYROUTE_OK`"). What
+     * happens to the member is stated on each call (it is never lost).
+     */
+    KEYROUTE_BUFFER_TOO_SMALL = 18,
+    /**
+     * A Redis pool key is empty, or contains `}` without a non-empty hash tag (so its
+     * companion keys could not share its Redis Cluster slot; use e.g. `{proxies}:pool`).
+     */
+    KEYROUTE_BAD_KEY = 19,
+    /**
      * A bug in keyroute: a Rust panic was caught at the boundary. The handle involved
      * is left in a valid state but should be freed.
      */
     KEYROUTE_PANIC = 99,
 } keyroute_status;
+
+/**
+ * What `keyroute_leases_release()` did.
+ */
+typedef enum keyroute_release {
+    /**
+     * No such lease in flight (released before, or reclaimed): nothing changed.
+     */
+    KEYROUTE_RELEASE_NOT_IN_FLIGHT = 0,
+    /**
+     * The lease was in flight within its deadline; its member's count went down.
+     */
+    KEYROUTE_RELEASE_RELEASED = 1,
+    /**
+     * The lease was past its deadline but not yet reclaimed: ended now (its member's
+     * count went down once). The work overran its lease.
+     */
+    KEYROUTE_RELEASE_EXPIRED = 2,
+} keyroute_release;
 
 /**
  * How a removed member comes back: `KEYROUTE_RESTORE_KEEP` its remembered count,
@@ -135,6 +177,31 @@ typedef enum keyroute_restore {
      */
     KEYROUTE_RESTORE_AT_MINIMUM = 1,
 } keyroute_restore;
+
+/**
+ * Least-concurrency selection on a Redis server (opaque): acquire a lease on the member
+ * with the fewest leases in flight, release it when the work is done, reclaim leases
+ * abandoned past their deadline. Time is the server's clock (milliseconds since the Unix
+ * epoch). This is not the cumulative least-used counter.
+ *
+ * Thread safety: as `keyroute_least_used` (one connection: one handle per thread).
+ */
+typedef struct keyroute_leases keyroute_leases;
+
+/**
+ * A least-used pool on a Redis server (opaque): a sorted set at the pool key (member =
+ * proxy id, score = assignments) and its side hash of removed members' counts, driven
+ * by atomic scripts (`EVALSHA`). Same semantics as `keyroute_pool`: lowest count first,
+ * ties to the byte-wise smallest member, cumulative counts.
+ *
+ * The handle holds one connection to one standalone server, reconnected on the next
+ * call after a connection error (a request is never resent on its own).
+ *
+ * Thread safety: not thread-safe. No two calls may run concurrently on the same handle;
+ * open one handle per thread (handles on the same pool key share the pool through the
+ * server, atomically). A handle may be moved between threads.
+ */
+typedef struct keyroute_least_used keyroute_least_used;
 
 /**
  * An in-memory least-used pool (opaque), with the semantics of the Redis scripts
@@ -479,6 +546,176 @@ enum keyroute_status keyroute_pool_removed_count(const struct keyroute_pool *poo
  * The number of members in the pool (0 for NULL).
  */
 size_t keyroute_pool_len(const struct keyroute_pool *pool);
+
+/**
+ * Opens a least-used pool handle on the Redis server at `url` (NUL-terminated,
+ * `redis://[:password@]host:port[/db]`) for the pool at `(pool_key, key_len)` (bytes;
+ * hash-tag it for Redis Cluster, e.g. `{proxies}:pool`), connects now, and writes the
+ * handle to `*out`. `timeout_ms` bounds connecting and each read and write
+ * (0 = `KEYROUTE_DEFAULT_TIMEOUT_MS`). Free it with `keyroute_least_used_free()`.
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_UTF8` (url), `KEYROUTE_BAD_KEY`
+ * (checked before connecting), `KEYROUTE_REDIS` (bad URL, server unreachable or not
+ * answering within the timeout).
+ */
+enum keyroute_status keyroute_least_used_open(const char *url,
+                                              const uint8_t *pool_key,
+                                              size_t key_len,
+                                              uint32_t timeout_ms,
+                                              struct keyroute_least_used **out);
+
+/**
+ * Closes the connection and frees the handle (the pool stays on the server). A member
+ * held back by `KEYROUTE_BUFFER_TOO_SMALL` was counted but is dropped. NULL is ignored.
+ */
+void keyroute_least_used_free(struct keyroute_least_used *lu);
+
+/**
+ * Adds `count` members `(members[i], lens[i])` with count `initial` (at most 2^53) in
+ * one atomic script call; members already in the pool keep their count unless
+ * `overwrite` is non-zero. Writes the number of new members to `*added_out` if not NULL.
+ * `members` and `lens` may be NULL only when `count` is 0.
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_BAD_COUNT` (nothing sent),
+ * `KEYROUTE_REDIS`.
+ */
+enum keyroute_status keyroute_least_used_seed(struct keyroute_least_used *lu,
+                                              const uint8_t *const *members,
+                                              const size_t *lens,
+                                              size_t count,
+                                              uint64_t initial,
+                                              int32_t overwrite,
+                                              size_t *added_out);
+
+/**
+ * Picks the least-used member (ties: byte-wise smallest) and counts the assignment, in
+ * one atomic script call; copies the member's bytes (not NUL-terminated) into `buf`
+ * (`cap` bytes) and writes their length to `*len_out`.
+ *
+ * Returns `KEYROUTE_EMPTY` when the pool is empty or missing: make no request then.
+ *
+ * Returns `KEYROUTE_BUFFER_TOO_SMALL` when the member is longer than `cap`: its length
+ * is written to `*len_out` and the member, already counted on the server, is held by
+ * the handle; the next `keyroute_least_used_pick()` on this handle returns that member
+ * (without picking again) once the buffer is large enough. So a pick is never lost nor
+ * counted twice. `buf` may be NULL when `cap` is 0 (a pick whose length is reported).
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS` (after a connection error or a
+ * timeout the pick may or may not have been counted).
+ */
+enum keyroute_status keyroute_least_used_pick(struct keyroute_least_used *lu,
+                                              uint8_t *buf,
+                                              size_t cap,
+                                              size_t *len_out);
+
+/**
+ * Takes `member` out of the pool, remembering its count in the side hash (written to
+ * `*count_out` if not NULL). Returns `KEYROUTE_UNKNOWN_NODE` (nothing changed) if it is
+ * not in the pool. Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS`.
+ */
+enum keyroute_status keyroute_least_used_remove(struct keyroute_least_used *lu,
+                                                const uint8_t *member,
+                                                size_t len,
+                                                uint64_t *count_out);
+
+/**
+ * Puts `member` back with the count chosen by `mode` (a `keyroute_restore` value;
+ * others give `KEYROUTE_BAD_OPTION`, nothing sent): `KEYROUTE_RESTORE_KEEP` its
+ * remembered count, `KEYROUTE_RESTORE_AT_MINIMUM` the pool's current minimum (never 0
+ * in a busy pool, which would herd every pick onto it). A member already in the pool
+ * keeps its count. The count afterwards is written to `*count_out` if not NULL.
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_BAD_OPTION`, `KEYROUTE_REDIS`.
+ */
+enum keyroute_status keyroute_least_used_restore(struct keyroute_least_used *lu,
+                                                 const uint8_t *member,
+                                                 size_t len,
+                                                 int32_t mode,
+                                                 uint64_t *count_out);
+
+/**
+ * The count of `member` in the pool (`ZSCORE`-like, from one `ZRANGE`), written to
+ * `*count_out`; `KEYROUTE_UNKNOWN_NODE` if it is not in the pool.
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS`.
+ */
+enum keyroute_status keyroute_least_used_count(struct keyroute_least_used *lu,
+                                               const uint8_t *member,
+                                               size_t len,
+                                               uint64_t *count_out);
+
+/**
+ * Opens a lease pool handle on the Redis server at `url` for the pool at
+ * `(pool_key, key_len)` (its three companion keys share its hash tag), connecting now;
+ * as `keyroute_least_used_open()`. Free it with `keyroute_leases_free()`.
+ */
+enum keyroute_status keyroute_leases_open(const char *url,
+                                          const uint8_t *pool_key,
+                                          size_t key_len,
+                                          uint32_t timeout_ms,
+                                          struct keyroute_leases **out);
+
+/**
+ * Closes the connection and frees the handle. A lease held back by
+ * `KEYROUTE_BUFFER_TOO_SMALL` stays in flight until reclaimed. NULL is ignored.
+ */
+void keyroute_leases_free(struct keyroute_leases *leases);
+
+/**
+ * Adds `count` members with no lease in flight; members already there keep their
+ * counts. Writes the number of new members to `*added_out` if not NULL.
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS`.
+ */
+enum keyroute_status keyroute_leases_seed(struct keyroute_leases *leases,
+                                          const uint8_t *const *members,
+                                          const size_t *lens,
+                                          size_t count,
+                                          size_t *added_out);
+
+/**
+ * Takes `member` out of the lease pool (no new lease goes to it; its leases in flight
+ * stay valid). Returns `KEYROUTE_UNKNOWN_NODE` if it was not there.
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS`.
+ */
+enum keyroute_status keyroute_leases_remove(struct keyroute_leases *leases,
+                                            const uint8_t *member,
+                                            size_t len);
+
+/**
+ * Acquires a lease of `ttl_ms` milliseconds (at least 1) on the member with the fewest
+ * leases in flight (ties: byte-wise smallest), in one atomic script call. Copies the
+ * member into `buf` (`cap` bytes, not NUL-terminated), its length to `*len_out`, the
+ * lease id to `*lease_id_out` and its deadline (ms since the Unix epoch, server clock)
+ * to `*deadline_ms_out` (these two may be NULL).
+ *
+ * Returns `KEYROUTE_EMPTY` when the pool is empty or missing: make no request then.
+ * Returns `KEYROUTE_BUFFER_TOO_SMALL` (the length needed in `*len_out`) when the member
+ * does not fit: the lease, already in flight, is held by the handle and the next
+ * `keyroute_leases_acquire()` returns it (without acquiring another; its deadline is
+ * unchanged, `ttl_ms` of that call is ignored). `buf` may be NULL when `cap` is 0.
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS`.
+ */
+enum keyroute_status keyroute_leases_acquire(struct keyroute_leases *leases,
+                                             uint64_t ttl_ms,
+                                             uint8_t *buf,
+                                             size_t cap,
+                                             size_t *len_out,
+                                             uint64_t *lease_id_out,
+                                             uint64_t *deadline_ms_out);
+
+/**
+ * Ends lease `lease_id`, at most once; what happened is written to `*result_out` if not
+ * NULL (`KEYROUTE_RELEASE_NOT_IN_FLIGHT` is not an error).
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS`.
+ */
+enum keyroute_status keyroute_leases_release(struct keyroute_leases *leases,
+                                             uint64_t lease_id,
+                                             enum keyroute_release *result_out);
+
+/**
+ * Ends every lease past its deadline (server clock) and writes how many were ended to
+ * `*count_out` if not NULL. Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS` (leases
+ * ended by earlier batches of this call are then not counted).
+ */
+enum keyroute_status keyroute_leases_reclaim(struct keyroute_leases *leases, size_t *count_out);
 
 /**
  * Parses a redirection error (`MOVED 3999 127.0.0.1:6381`, `-ASK 1 [::1]:7000\r\n`,

@@ -22,9 +22,14 @@
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::time::Duration;
 
+use keyroute_core::redis::leases::Now;
+use keyroute_core::redis::{
+    Error as RedisError, Lease, Leases, LeastUsed, Reconnecting, Release, Timeouts,
+};
 use keyroute_core::ring::{checked_weight, Profile, ProfileName, Ring, RingError};
-use keyroute_core::select::{Pool, PoolError, Restore};
+use keyroute_core::select::{side_key, Pool, PoolError, Restore};
 use keyroute_core::slot::{
     self, Address, MapError, NodeIndex, Redirect, RedirectError, RedirectKind, Role, SlotMap,
 };
@@ -70,6 +75,17 @@ pub enum keyroute_status {
     KEYROUTE_NOT_A_REDIRECT = 15,
     /// A `MOVED`/`ASK` message with a bad field count, slot or address.
     KEYROUTE_BAD_REDIRECT = 16,
+    /// Redis: a bad URL, a refused or timed-out connection, a lost reply, an error reply
+    /// or an unexpected reply. After a connection error the handle reconnects on its next
+    /// call; a pick or acquire whose reply was lost may or may not have been counted.
+    KEYROUTE_REDIS = 17,
+    /// The caller's buffer is too small for the member: the length needed is written to
+    /// `*len_out` (an exception to "out-pointers untouched unless `KEYROUTE_OK`"). What
+    /// happens to the member is stated on each call (it is never lost).
+    KEYROUTE_BUFFER_TOO_SMALL = 18,
+    /// A Redis pool key is empty, or contains `}` without a non-empty hash tag (so its
+    /// companion keys could not share its Redis Cluster slot; use e.g. `{proxies}:pool`).
+    KEYROUTE_BAD_KEY = 19,
     /// A bug in keyroute: a Rust panic was caught at the boundary. The handle involved
     /// is left in a valid state but should be freed.
     KEYROUTE_PANIC = 99,
@@ -183,7 +199,7 @@ pub extern "C" fn keyroute_version() -> *const c_char {
 /// NULL; values that are not a status give "unknown status").
 #[no_mangle]
 pub extern "C" fn keyroute_status_str(status: i32) -> *const c_char {
-    const ALL: [keyroute_status; 18] = [
+    const ALL: [keyroute_status; 21] = [
         KEYROUTE_OK,
         KEYROUTE_EMPTY,
         KEYROUTE_NULL_ARGUMENT,
@@ -201,6 +217,9 @@ pub extern "C" fn keyroute_status_str(status: i32) -> *const c_char {
         KEYROUTE_NOT_A_MASTER,
         KEYROUTE_NOT_A_REDIRECT,
         KEYROUTE_BAD_REDIRECT,
+        KEYROUTE_REDIS,
+        KEYROUTE_BUFFER_TOO_SMALL,
+        KEYROUTE_BAD_KEY,
         KEYROUTE_PANIC,
     ];
     let Some(&status) = ALL.iter().find(|&&s| s as i32 == status) else {
@@ -233,6 +252,16 @@ pub extern "C" fn keyroute_status_str(status: i32) -> *const c_char {
         KEYROUTE_NOT_A_REDIRECT => c"the error message is not a MOVED or ASK redirection",
         KEYROUTE_BAD_REDIRECT => {
             c"malformed redirection; expected `MOVED|ASK <slot> <host>:<port>`"
+        }
+        KEYROUTE_REDIS => {
+            c"redis: bad URL, connection refused or timed out, or an error reply from the server"
+        }
+        KEYROUTE_BUFFER_TOO_SMALL => {
+            c"the buffer is too small for the member; *len_out holds the length needed"
+        }
+        KEYROUTE_BAD_KEY => {
+            c"bad pool key: empty, or contains '}' without a non-empty hash tag \
+             (use e.g. {proxies}:pool)"
         }
         KEYROUTE_PANIC => c"internal error in keyroute (a panic was caught); please report it",
     };
@@ -992,6 +1021,598 @@ pub unsafe extern "C" fn keyroute_pool_len(pool: *const keyroute_pool) -> usize 
     // SAFETY: NULL or a live pool.
     guard_or(0, move || {
         unsafe { pool.as_ref() }.map_or(0, |p| p.pool.len())
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Least-used pools and leases on a Redis server (the core's native Redis code)
+
+/// Connect, read and write timeout of `keyroute_least_used_open()` and
+/// `keyroute_leases_open()` when `timeout_ms` is 0.
+pub const KEYROUTE_DEFAULT_TIMEOUT_MS: u32 = 2000;
+
+/// A least-used pool on a Redis server (opaque): a sorted set at the pool key (member =
+/// proxy id, score = assignments) and its side hash of removed members' counts, driven
+/// by atomic scripts (`EVALSHA`). Same semantics as `keyroute_pool`: lowest count first,
+/// ties to the byte-wise smallest member, cumulative counts.
+///
+/// The handle holds one connection to one standalone server, reconnected on the next
+/// call after a connection error (a request is never resent on its own).
+///
+/// Thread safety: not thread-safe. No two calls may run concurrently on the same handle;
+/// open one handle per thread (handles on the same pool key share the pool through the
+/// server, atomically). A handle may be moved between threads.
+#[derive(Debug)]
+pub struct keyroute_least_used {
+    pool: LeastUsed,
+    con: Reconnecting,
+    /// A member picked (and counted on the server) that did not fit the caller's buffer;
+    /// the next `keyroute_least_used_pick()` returns it instead of picking again.
+    pending: Option<Vec<u8>>,
+}
+
+/// Least-concurrency selection on a Redis server (opaque): acquire a lease on the member
+/// with the fewest leases in flight, release it when the work is done, reclaim leases
+/// abandoned past their deadline. Time is the server's clock (milliseconds since the Unix
+/// epoch). This is not the cumulative least-used counter.
+///
+/// Thread safety: as `keyroute_least_used` (one connection: one handle per thread).
+#[derive(Debug)]
+pub struct keyroute_leases {
+    leases: Leases,
+    con: Reconnecting,
+    /// A lease acquired that did not fit the caller's buffer; the next
+    /// `keyroute_leases_acquire()` returns it instead of acquiring another.
+    pending: Option<Lease>,
+}
+
+/// What `keyroute_leases_release()` did.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum keyroute_release {
+    /// No such lease in flight (released before, or reclaimed): nothing changed.
+    KEYROUTE_RELEASE_NOT_IN_FLIGHT = 0,
+    /// The lease was in flight within its deadline; its member's count went down.
+    KEYROUTE_RELEASE_RELEASED = 1,
+    /// The lease was past its deadline but not yet reclaimed: ended now (its member's
+    /// count went down once). The work overran its lease.
+    KEYROUTE_RELEASE_EXPIRED = 2,
+}
+
+fn redis_status(e: &RedisError) -> keyroute_status {
+    match e {
+        RedisError::Key(_) => KEYROUTE_BAD_KEY,
+        RedisError::Pool(_) => KEYROUTE_BAD_COUNT,
+        // Connection, timeout, error reply, unexpected reply (and future variants).
+        _ => KEYROUTE_REDIS,
+    }
+}
+
+/// The URL and pool key of an `*_open` call, and a connection already established.
+unsafe fn open_parts<'a>(
+    url: *const c_char,
+    pool_key: *const u8,
+    key_len: usize,
+    timeout_ms: u32,
+) -> Result<(&'a [u8], Reconnecting), keyroute_status> {
+    let url = unsafe { name_str(url) }?;
+    let Some(key) = (unsafe { key_slice(pool_key, key_len) }) else {
+        return Err(KEYROUTE_NULL_ARGUMENT);
+    };
+    // Checked before connecting (nothing is sent for a bad key).
+    side_key(key).map_err(|_| KEYROUTE_BAD_KEY)?;
+    let ms = if timeout_ms == 0 {
+        KEYROUTE_DEFAULT_TIMEOUT_MS
+    } else {
+        timeout_ms
+    };
+    let timeouts = Timeouts::uniform(Duration::from_millis(u64::from(ms)));
+    let mut con = Reconnecting::new(url, timeouts).map_err(|e| redis_status(&e))?;
+    con.ensure_connected().map_err(|e| redis_status(&e))?;
+    Ok((key, con))
+}
+
+/// `(members[i], lens[i])` for `i < count`; `None` for a NULL pointer that must not be.
+unsafe fn member_list<'a>(
+    members: *const *const u8,
+    lens: *const usize,
+    count: usize,
+) -> Option<Vec<&'a [u8]>> {
+    if count == 0 {
+        return Some(Vec::new());
+    }
+    if members.is_null() || lens.is_null() {
+        return None;
+    }
+    // SAFETY: `count` entries each (documented contract).
+    let (ms, ls) = unsafe {
+        (
+            std::slice::from_raw_parts(members, count),
+            std::slice::from_raw_parts(lens, count),
+        )
+    };
+    ms.iter()
+        .zip(ls)
+        .map(|(&m, &l)| unsafe { key_slice(m, l) })
+        .collect()
+}
+
+/// Copies `member` into `(buf, cap)` and writes its length to `*len_out`; when it does
+/// not fit, writes the length needed and gives the member back.
+unsafe fn deliver(
+    member: Vec<u8>,
+    buf: *mut u8,
+    cap: usize,
+    len_out: *mut usize,
+) -> Result<(), Vec<u8>> {
+    // SAFETY: `len_out` is non-NULL (checked by the callers); `buf` holds `cap` bytes.
+    unsafe {
+        *len_out = member.len();
+        if member.len() > cap {
+            return Err(member);
+        }
+        if !member.is_empty() {
+            ptr::copy_nonoverlapping(member.as_ptr(), buf, member.len());
+        }
+    }
+    Ok(())
+}
+
+/// Opens a least-used pool handle on the Redis server at `url` (NUL-terminated,
+/// `redis://[:password@]host:port[/db]`) for the pool at `(pool_key, key_len)` (bytes;
+/// hash-tag it for Redis Cluster, e.g. `{proxies}:pool`), connects now, and writes the
+/// handle to `*out`. `timeout_ms` bounds connecting and each read and write
+/// (0 = `KEYROUTE_DEFAULT_TIMEOUT_MS`). Free it with `keyroute_least_used_free()`.
+///
+/// Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_UTF8` (url), `KEYROUTE_BAD_KEY`
+/// (checked before connecting), `KEYROUTE_REDIS` (bad URL, server unreachable or not
+/// answering within the timeout).
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_least_used_open(
+    url: *const c_char,
+    pool_key: *const u8,
+    key_len: usize,
+    timeout_ms: u32,
+    out: *mut *mut keyroute_least_used,
+) -> keyroute_status {
+    guard(move || {
+        if out.is_null() {
+            return KEYROUTE_NULL_ARGUMENT;
+        }
+        let (key, con) = match unsafe { open_parts(url, pool_key, key_len, timeout_ms) } {
+            Ok(x) => x,
+            Err(e) => return e,
+        };
+        let pool = match LeastUsed::new(key) {
+            Ok(p) => p,
+            Err(e) => return redis_status(&e),
+        };
+        let h = Box::new(keyroute_least_used {
+            pool,
+            con,
+            pending: None,
+        });
+        // SAFETY: non-NULL out-pointer.
+        unsafe { *out = Box::into_raw(h) };
+        KEYROUTE_OK
+    })
+}
+
+/// Closes the connection and frees the handle (the pool stays on the server). A member
+/// held back by `KEYROUTE_BUFFER_TOO_SMALL` was counted but is dropped. NULL is ignored.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_least_used_free(lu: *mut keyroute_least_used) {
+    if !lu.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: made by keyroute_least_used_open, freed once.
+            drop(unsafe { Box::from_raw(lu) });
+        }));
+    }
+}
+
+/// Adds `count` members `(members[i], lens[i])` with count `initial` (at most 2^53) in
+/// one atomic script call; members already in the pool keep their count unless
+/// `overwrite` is non-zero. Writes the number of new members to `*added_out` if not NULL.
+/// `members` and `lens` may be NULL only when `count` is 0.
+///
+/// Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_BAD_COUNT` (nothing sent),
+/// `KEYROUTE_REDIS`.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_least_used_seed(
+    lu: *mut keyroute_least_used,
+    members: *const *const u8,
+    lens: *const usize,
+    count: usize,
+    initial: u64,
+    overwrite: i32,
+    added_out: *mut usize,
+) -> keyroute_status {
+    guard(move || {
+        // SAFETY: NULL or a live handle with exclusive access.
+        let Some(h) = (unsafe { lu.as_mut() }) else {
+            return KEYROUTE_NULL_ARGUMENT;
+        };
+        let Some(ms) = (unsafe { member_list(members, lens, count) }) else {
+            return KEYROUTE_NULL_ARGUMENT;
+        };
+        match h.pool.seed(&mut h.con, ms, initial, overwrite != 0) {
+            Ok(n) => {
+                if !added_out.is_null() {
+                    // SAFETY: non-NULL out-pointer.
+                    unsafe { *added_out = n };
+                }
+                KEYROUTE_OK
+            }
+            Err(e) => redis_status(&e),
+        }
+    })
+}
+
+/// Picks the least-used member (ties: byte-wise smallest) and counts the assignment, in
+/// one atomic script call; copies the member's bytes (not NUL-terminated) into `buf`
+/// (`cap` bytes) and writes their length to `*len_out`.
+///
+/// Returns `KEYROUTE_EMPTY` when the pool is empty or missing: make no request then.
+///
+/// Returns `KEYROUTE_BUFFER_TOO_SMALL` when the member is longer than `cap`: its length
+/// is written to `*len_out` and the member, already counted on the server, is held by
+/// the handle; the next `keyroute_least_used_pick()` on this handle returns that member
+/// (without picking again) once the buffer is large enough. So a pick is never lost nor
+/// counted twice. `buf` may be NULL when `cap` is 0 (a pick whose length is reported).
+///
+/// Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS` (after a connection error or a
+/// timeout the pick may or may not have been counted).
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_least_used_pick(
+    lu: *mut keyroute_least_used,
+    buf: *mut u8,
+    cap: usize,
+    len_out: *mut usize,
+) -> keyroute_status {
+    guard(move || {
+        // SAFETY: NULL or a live handle with exclusive access.
+        let Some(h) = (unsafe { lu.as_mut() }) else {
+            return KEYROUTE_NULL_ARGUMENT;
+        };
+        if len_out.is_null() || (buf.is_null() && cap != 0) {
+            return KEYROUTE_NULL_ARGUMENT;
+        }
+        let member = match h.pending.take() {
+            Some(m) => m,
+            None => match h.pool.pick(&mut h.con) {
+                Ok(Some(m)) => m,
+                Ok(None) => return KEYROUTE_EMPTY,
+                Err(e) => return redis_status(&e),
+            },
+        };
+        match unsafe { deliver(member, buf, cap, len_out) } {
+            Ok(()) => KEYROUTE_OK,
+            Err(m) => {
+                h.pending = Some(m);
+                KEYROUTE_BUFFER_TOO_SMALL
+            }
+        }
+    })
+}
+
+/// Takes `member` out of the pool, remembering its count in the side hash (written to
+/// `*count_out` if not NULL). Returns `KEYROUTE_UNKNOWN_NODE` (nothing changed) if it is
+/// not in the pool. Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS`.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_least_used_remove(
+    lu: *mut keyroute_least_used,
+    member: *const u8,
+    len: usize,
+    count_out: *mut u64,
+) -> keyroute_status {
+    guard(move || {
+        // SAFETY: NULL or a live handle with exclusive access.
+        let (Some(h), Some(m)) = (unsafe { lu.as_mut() }, unsafe { key_slice(member, len) }) else {
+            return KEYROUTE_NULL_ARGUMENT;
+        };
+        match h.pool.remove(&mut h.con, m) {
+            Ok(Some(c)) => {
+                if !count_out.is_null() {
+                    // SAFETY: non-NULL out-pointer.
+                    unsafe { *count_out = c };
+                }
+                KEYROUTE_OK
+            }
+            Ok(None) => KEYROUTE_UNKNOWN_NODE,
+            Err(e) => redis_status(&e),
+        }
+    })
+}
+
+/// Puts `member` back with the count chosen by `mode` (a `keyroute_restore` value;
+/// others give `KEYROUTE_BAD_OPTION`, nothing sent): `KEYROUTE_RESTORE_KEEP` its
+/// remembered count, `KEYROUTE_RESTORE_AT_MINIMUM` the pool's current minimum (never 0
+/// in a busy pool, which would herd every pick onto it). A member already in the pool
+/// keeps its count. The count afterwards is written to `*count_out` if not NULL.
+/// Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_BAD_OPTION`, `KEYROUTE_REDIS`.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_least_used_restore(
+    lu: *mut keyroute_least_used,
+    member: *const u8,
+    len: usize,
+    mode: i32,
+    count_out: *mut u64,
+) -> keyroute_status {
+    guard(move || {
+        // SAFETY: NULL or a live handle with exclusive access.
+        let (Some(h), Some(m)) = (unsafe { lu.as_mut() }, unsafe { key_slice(member, len) }) else {
+            return KEYROUTE_NULL_ARGUMENT;
+        };
+        let mode = match mode {
+            m if m == keyroute_restore::KEYROUTE_RESTORE_KEEP as i32 => Restore::Keep,
+            m if m == keyroute_restore::KEYROUTE_RESTORE_AT_MINIMUM as i32 => Restore::AtMinimum,
+            _ => return KEYROUTE_BAD_OPTION,
+        };
+        match h.pool.restore(&mut h.con, m, mode) {
+            Ok(c) => {
+                if !count_out.is_null() {
+                    // SAFETY: non-NULL out-pointer.
+                    unsafe { *count_out = c };
+                }
+                KEYROUTE_OK
+            }
+            Err(e) => redis_status(&e),
+        }
+    })
+}
+
+/// The count of `member` in the pool (`ZSCORE`-like, from one `ZRANGE`), written to
+/// `*count_out`; `KEYROUTE_UNKNOWN_NODE` if it is not in the pool.
+/// Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS`.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_least_used_count(
+    lu: *mut keyroute_least_used,
+    member: *const u8,
+    len: usize,
+    count_out: *mut u64,
+) -> keyroute_status {
+    guard(move || {
+        // SAFETY: NULL or a live handle with exclusive access.
+        let (Some(h), Some(m)) = (unsafe { lu.as_mut() }, unsafe { key_slice(member, len) }) else {
+            return KEYROUTE_NULL_ARGUMENT;
+        };
+        if count_out.is_null() {
+            return KEYROUTE_NULL_ARGUMENT;
+        }
+        match h.pool.counts(&mut h.con) {
+            Ok(counts) => match counts.into_iter().find(|(x, _)| x == m) {
+                Some((_, c)) => {
+                    // SAFETY: non-NULL out-pointer.
+                    unsafe { *count_out = c };
+                    KEYROUTE_OK
+                }
+                None => KEYROUTE_UNKNOWN_NODE,
+            },
+            Err(e) => redis_status(&e),
+        }
+    })
+}
+
+/// Opens a lease pool handle on the Redis server at `url` for the pool at
+/// `(pool_key, key_len)` (its three companion keys share its hash tag), connecting now;
+/// as `keyroute_least_used_open()`. Free it with `keyroute_leases_free()`.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_leases_open(
+    url: *const c_char,
+    pool_key: *const u8,
+    key_len: usize,
+    timeout_ms: u32,
+    out: *mut *mut keyroute_leases,
+) -> keyroute_status {
+    guard(move || {
+        if out.is_null() {
+            return KEYROUTE_NULL_ARGUMENT;
+        }
+        let (key, con) = match unsafe { open_parts(url, pool_key, key_len, timeout_ms) } {
+            Ok(x) => x,
+            Err(e) => return e,
+        };
+        let leases = match Leases::new(key) {
+            Ok(l) => l,
+            Err(e) => return redis_status(&e),
+        };
+        let h = Box::new(keyroute_leases {
+            leases,
+            con,
+            pending: None,
+        });
+        // SAFETY: non-NULL out-pointer.
+        unsafe { *out = Box::into_raw(h) };
+        KEYROUTE_OK
+    })
+}
+
+/// Closes the connection and frees the handle. A lease held back by
+/// `KEYROUTE_BUFFER_TOO_SMALL` stays in flight until reclaimed. NULL is ignored.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_leases_free(leases: *mut keyroute_leases) {
+    if !leases.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: made by keyroute_leases_open, freed once.
+            drop(unsafe { Box::from_raw(leases) });
+        }));
+    }
+}
+
+/// Adds `count` members with no lease in flight; members already there keep their
+/// counts. Writes the number of new members to `*added_out` if not NULL.
+/// Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS`.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_leases_seed(
+    leases: *mut keyroute_leases,
+    members: *const *const u8,
+    lens: *const usize,
+    count: usize,
+    added_out: *mut usize,
+) -> keyroute_status {
+    guard(move || {
+        // SAFETY: NULL or a live handle with exclusive access.
+        let Some(h) = (unsafe { leases.as_mut() }) else {
+            return KEYROUTE_NULL_ARGUMENT;
+        };
+        let Some(ms) = (unsafe { member_list(members, lens, count) }) else {
+            return KEYROUTE_NULL_ARGUMENT;
+        };
+        match h.leases.seed(&mut h.con, ms) {
+            Ok(n) => {
+                if !added_out.is_null() {
+                    // SAFETY: non-NULL out-pointer.
+                    unsafe { *added_out = n };
+                }
+                KEYROUTE_OK
+            }
+            Err(e) => redis_status(&e),
+        }
+    })
+}
+
+/// Takes `member` out of the lease pool (no new lease goes to it; its leases in flight
+/// stay valid). Returns `KEYROUTE_UNKNOWN_NODE` if it was not there.
+/// Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS`.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_leases_remove(
+    leases: *mut keyroute_leases,
+    member: *const u8,
+    len: usize,
+) -> keyroute_status {
+    guard(move || {
+        // SAFETY: NULL or a live handle with exclusive access.
+        let (Some(h), Some(m)) = (unsafe { leases.as_mut() }, unsafe {
+            key_slice(member, len)
+        }) else {
+            return KEYROUTE_NULL_ARGUMENT;
+        };
+        match h.leases.remove(&mut h.con, m) {
+            Ok(true) => KEYROUTE_OK,
+            Ok(false) => KEYROUTE_UNKNOWN_NODE,
+            Err(e) => redis_status(&e),
+        }
+    })
+}
+
+/// Acquires a lease of `ttl_ms` milliseconds (at least 1) on the member with the fewest
+/// leases in flight (ties: byte-wise smallest), in one atomic script call. Copies the
+/// member into `buf` (`cap` bytes, not NUL-terminated), its length to `*len_out`, the
+/// lease id to `*lease_id_out` and its deadline (ms since the Unix epoch, server clock)
+/// to `*deadline_ms_out` (these two may be NULL).
+///
+/// Returns `KEYROUTE_EMPTY` when the pool is empty or missing: make no request then.
+/// Returns `KEYROUTE_BUFFER_TOO_SMALL` (the length needed in `*len_out`) when the member
+/// does not fit: the lease, already in flight, is held by the handle and the next
+/// `keyroute_leases_acquire()` returns it (without acquiring another; its deadline is
+/// unchanged, `ttl_ms` of that call is ignored). `buf` may be NULL when `cap` is 0.
+/// Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS`.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_leases_acquire(
+    leases: *mut keyroute_leases,
+    ttl_ms: u64,
+    buf: *mut u8,
+    cap: usize,
+    len_out: *mut usize,
+    lease_id_out: *mut u64,
+    deadline_ms_out: *mut u64,
+) -> keyroute_status {
+    guard(move || {
+        // SAFETY: NULL or a live handle with exclusive access.
+        let Some(h) = (unsafe { leases.as_mut() }) else {
+            return KEYROUTE_NULL_ARGUMENT;
+        };
+        if len_out.is_null() || (buf.is_null() && cap != 0) {
+            return KEYROUTE_NULL_ARGUMENT;
+        }
+        let mut lease = match h.pending.take() {
+            Some(l) => l,
+            None => match h.leases.acquire(&mut h.con, Duration::from_millis(ttl_ms)) {
+                Ok(Some(l)) => l,
+                Ok(None) => return KEYROUTE_EMPTY,
+                Err(e) => return redis_status(&e),
+            },
+        };
+        let member = std::mem::take(&mut lease.member);
+        match unsafe { deliver(member, buf, cap, len_out) } {
+            Ok(()) => {
+                // SAFETY: each out-pointer is checked for NULL.
+                unsafe {
+                    if !lease_id_out.is_null() {
+                        *lease_id_out = lease.id;
+                    }
+                    if !deadline_ms_out.is_null() {
+                        *deadline_ms_out = lease.deadline_ms;
+                    }
+                }
+                KEYROUTE_OK
+            }
+            Err(m) => {
+                lease.member = m;
+                h.pending = Some(lease);
+                KEYROUTE_BUFFER_TOO_SMALL
+            }
+        }
+    })
+}
+
+/// Ends lease `lease_id`, at most once; what happened is written to `*result_out` if not
+/// NULL (`KEYROUTE_RELEASE_NOT_IN_FLIGHT` is not an error).
+/// Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS`.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_leases_release(
+    leases: *mut keyroute_leases,
+    lease_id: u64,
+    result_out: *mut keyroute_release,
+) -> keyroute_status {
+    guard(move || {
+        // SAFETY: NULL or a live handle with exclusive access.
+        let Some(h) = (unsafe { leases.as_mut() }) else {
+            return KEYROUTE_NULL_ARGUMENT;
+        };
+        // The release script needs the id only.
+        let lease = Lease {
+            member: Vec::new(),
+            id: lease_id,
+            deadline_ms: 0,
+        };
+        let r = match h.leases.release(&mut h.con, &lease) {
+            Ok(Release::Released) => keyroute_release::KEYROUTE_RELEASE_RELEASED,
+            Ok(Release::Expired) => keyroute_release::KEYROUTE_RELEASE_EXPIRED,
+            Ok(_) => keyroute_release::KEYROUTE_RELEASE_NOT_IN_FLIGHT,
+            Err(e) => return redis_status(&e),
+        };
+        if !result_out.is_null() {
+            // SAFETY: non-NULL out-pointer.
+            unsafe { *result_out = r };
+        }
+        KEYROUTE_OK
+    })
+}
+
+/// Ends every lease past its deadline (server clock) and writes how many were ended to
+/// `*count_out` if not NULL. Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_REDIS` (leases
+/// ended by earlier batches of this call are then not counted).
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_leases_reclaim(
+    leases: *mut keyroute_leases,
+    count_out: *mut usize,
+) -> keyroute_status {
+    guard(move || {
+        // SAFETY: NULL or a live handle with exclusive access.
+        let Some(h) = (unsafe { leases.as_mut() }) else {
+            return KEYROUTE_NULL_ARGUMENT;
+        };
+        match h.leases.reclaim(&mut h.con, Now::Server) {
+            Ok(v) => {
+                if !count_out.is_null() {
+                    // SAFETY: non-NULL out-pointer.
+                    unsafe { *count_out = v.len() };
+                }
+                KEYROUTE_OK
+            }
+            Err(e) => redis_status(&e),
+        }
     })
 }
 

@@ -394,7 +394,7 @@ static void test_library(void)
         if (strcmp(d, "unknown status") != 0)
             seen[n++] = d;
     }
-    CHECK(n == 18); /* OK .. BAD_REDIRECT, PANIC */
+    CHECK(n == 21); /* OK .. BAD_REDIRECT, REDIS, BUFFER_TOO_SMALL, BAD_KEY, PANIC */
     for (i = 0; i + 1 < n; i++)
         CHECK(strcmp(seen[i], seen[i + 1]) != 0);
     CHECK(strcmp(keyroute_status_str(-1), "unknown status") == 0);

@@ -2,9 +2,13 @@
 // examples/c/route.c, loaded from libkeyroute.
 //
 //   javac -cp /usr/share/java/jna.jar Route.java
-//   java -cp /usr/share/java/jna.jar:. -Djna.library.path=$PREFIX/lib Route
+//   java -cp /usr/share/java/jna.jar:. -Djna.library.path=$PREFIX/lib Route [REDIS_URL]
+//
+// With a Redis URL (the argument, or KEYROUTE_TEST_REDIS_URL) it also seeds a least-used
+// pool on that server and picks from it (keyroute_least_used_*).
 import com.sun.jna.IntegerType;
 import com.sun.jna.Library;
+import com.sun.jna.Memory;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.PointerByReference;
@@ -22,6 +26,7 @@ public final class Route {
     public interface KeyRoute extends Library {
         int KEYROUTE_OK = 0;
         int KEYROUTE_EMPTY = 1;
+        int KEYROUTE_BUFFER_TOO_SMALL = 18;
 
         KeyRoute LIB = Native.load("keyroute", KeyRoute.class,
                 Map.of(Library.OPTION_STRING_ENCODING, "UTF-8"));
@@ -34,6 +39,12 @@ public final class Route {
         int keyroute_ring_get(Pointer ring, byte[] key, SizeT len, PointerByReference node,
                               Pointer nodeLenOut);
         void keyroute_ring_free(Pointer ring);
+        int keyroute_least_used_open(String url, byte[] poolKey, SizeT keyLen, int timeoutMs,
+                                     PointerByReference out);
+        int keyroute_least_used_seed(Pointer lu, String[] members, Pointer lens, SizeT count,
+                                     long initial, int overwrite, Pointer addedOut);
+        int keyroute_least_used_pick(Pointer lu, byte[] buf, SizeT cap, Pointer lenOut);
+        void keyroute_least_used_free(Pointer lu);
     }
 
     static final KeyRoute K = KeyRoute.LIB;
@@ -74,6 +85,70 @@ public final class Route {
         }
     }
 
+    static long readSizeT(Pointer p) {
+        return Native.SIZE_T_SIZE == 8 ? p.getLong(0) : p.getInt(0) & 0xFFFFFFFFL;
+    }
+
+    /** One pick, or null for an empty pool (then make no request). */
+    static String pick(Pointer lu) {
+        byte[] buf = new byte[4];  // deliberately small: shows the resize protocol
+        Memory len = new Memory(Native.SIZE_T_SIZE);
+        int st = K.keyroute_least_used_pick(lu, buf, new SizeT(buf.length), len);
+        if (st == KeyRoute.KEYROUTE_BUFFER_TOO_SMALL) {
+            // The member was picked and counted; the handle keeps it for the next call.
+            buf = new byte[(int) readSizeT(len)];
+            st = K.keyroute_least_used_pick(lu, buf, new SizeT(buf.length), len);
+        }
+        if (st == KeyRoute.KEYROUTE_EMPTY) {
+            return null;
+        }
+        check(st, "keyroute_least_used_pick");
+        return new String(buf, 0, (int) readSizeT(len), StandardCharsets.UTF_8);
+    }
+
+    static Pointer openPool(String url, String key) {
+        byte[] k = key.getBytes(StandardCharsets.UTF_8);
+        PointerByReference out = new PointerByReference();
+        check(K.keyroute_least_used_open(url, k, new SizeT(k.length), 2000, out),
+                "keyroute_least_used_open " + url);
+        return out.getValue();
+    }
+
+    /** Least-used picks from a pool on the Redis server at url. */
+    static void leastUsed(String url) {
+        String[] proxies = {"proxy-b.example:3128", "proxy-a.example:3128", "proxy-c.example:3128"};
+        Pointer lu = openPool(url, "{keyroute-example}:java");
+        try {
+            Memory lens = new Memory((long) Native.SIZE_T_SIZE * proxies.length);
+            for (int i = 0; i < proxies.length; i++) {
+                long n = proxies[i].getBytes(StandardCharsets.UTF_8).length;
+                if (Native.SIZE_T_SIZE == 8) {
+                    lens.setLong(8L * i, n);
+                } else {
+                    lens.setInt(4L * i, (int) n);
+                }
+            }
+            // overwrite = 1: every proxy starts at count 0, even on a reused server.
+            check(K.keyroute_least_used_seed(lu, proxies, lens, new SizeT(proxies.length), 0, 1,
+                    null), "keyroute_least_used_seed");
+            System.out.println("lupool 0 " + String.join(" ", proxies));
+            for (int i = 0; i < 7; i++) {
+                System.out.println("pick " + pick(lu));
+            }
+        } finally {
+            K.keyroute_least_used_free(lu);
+        }
+        Pointer empty = openPool(url, "{keyroute-example}:java-never-seeded");
+        try {
+            System.out.println("lupool 0");
+            String p = pick(empty);
+            System.out.println(p == null ? "pick NIL" : "pick " + p);
+            System.out.println("# an empty pool gives no proxy: make no request");
+        } finally {
+            K.keyroute_least_used_free(empty);
+        }
+    }
+
     public static void main(String[] args) {
         System.out.println("# keyroute " + K.keyroute_version() + " via JNA");
         route("libketama", new String[] {"127.0.0.1:11211", "127.0.0.1:11212"},
@@ -84,6 +159,12 @@ public final class Route {
             byte[] k = key.getBytes(StandardCharsets.UTF_8);
             int slot = K.keyroute_key_slot(k, new SizeT(k.length)) & 0xFFFF;
             System.out.println("slot " + key + " " + slot);
+        }
+        String url = args.length > 0 ? args[0] : System.getenv("KEYROUTE_TEST_REDIS_URL");
+        if (url != null && !url.isEmpty()) {
+            leastUsed(url);
+        } else {
+            System.out.println("# no Redis URL (argument or KEYROUTE_TEST_REDIS_URL): no pool picks");
         }
     }
 }
