@@ -184,7 +184,9 @@ mod sort_tests {
             want.sort_unstable();
             assert_eq!(sort_hashed(w, |x| x.0), want);
         }
-        let packed: Vec<u64> = (0..3000u64).map(|i| (rnd() & 0xffff_ffff_0000_0000) | (i % 5)).collect();
+        let packed: Vec<u64> = (0..3000u64)
+            .map(|i| (rnd() & 0xffff_ffff_0000_0000) | (i % 5))
+            .collect();
         let mut want = packed.clone();
         want.sort_unstable();
         assert_eq!(sort_hashed(packed, |&x| x), want);
