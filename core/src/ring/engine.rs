@@ -4,8 +4,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::error::RingError;
-use super::hash::{ketama_point, key_hash, md5, native_point};
-use super::index::{sort_hashed, Circle};
+use super::hash::{ketama_point, key_hash, md5, native_point_from, native_prefix};
+use super::index::Circle;
 use super::profile::{digests_for, Lookup, PointHash, Profile, Ties};
 
 /// The node index [`Ring::get_many_to_slice`] writes for a key on an empty ring.
@@ -391,24 +391,38 @@ impl Ring {
         };
         let mut entries: Vec<u64> = Vec::new();
         let mut wide: Vec<(u64, u32)> = Vec::new();
+        match p.hash() {
+            PointHash::Md5 => entries.reserve(count as usize),
+            PointHash::SipHash13 => wide.reserve(count as usize),
+        }
         let mut buf: Vec<u8> = Vec::with_capacity(64);
         for (i, node) in self.nodes.iter().enumerate() {
             let server = server_string(&node.name, p.default_port()).as_bytes();
             let r = rank(i);
-            for k in 0..digests[i] {
-                buf.clear();
-                buf.extend_from_slice(server);
-                buf.push(b'-');
-                push_decimal(&mut buf, k);
-                match p.hash() {
-                    PointHash::Md5 => {
+            match p.hash() {
+                PointHash::Md5 => {
+                    for k in 0..digests[i] {
+                        buf.clear();
+                        buf.extend_from_slice(server);
+                        buf.push(b'-');
+                        push_decimal(&mut buf, k);
                         let d = md5(&buf);
                         for h in 0..per_digest as usize {
                             // 32-bit point above, rank below: one u64 sorts both.
                             entries.push(((ketama_point(&d, h) as u64) << 32) | r as u64);
                         }
                     }
-                    PointHash::SipHash13 => wide.push((native_point(&buf), r)),
+                }
+                PointHash::SipHash13 => {
+                    buf.clear();
+                    buf.extend_from_slice(server);
+                    buf.push(b'-');
+                    let prefix = native_prefix(&buf);
+                    for k in 0..digests[i] {
+                        buf.clear();
+                        push_decimal(&mut buf, k);
+                        wide.push((native_point_from(&prefix, &buf), r));
+                    }
                 }
             }
         }
@@ -421,7 +435,7 @@ impl Ring {
             }
         };
         if p.hash() == PointHash::Md5 {
-            let entries = sort_hashed(entries, |&e| e);
+            entries.sort_unstable();
             points.reserve(entries.len());
             owners.reserve(entries.len());
             for e in entries {
@@ -429,7 +443,7 @@ impl Ring {
                 owners.push(decode(e as u32));
             }
         } else {
-            let wide = sort_hashed(wide, |&(pt, _)| pt);
+            wide.sort_unstable();
             points.reserve(wide.len());
             owners.reserve(wide.len());
             for (pt, r) in wide {
@@ -536,6 +550,36 @@ mod tests {
             let mut buf = alloc::vec![usize::MAX; n];
             assert_eq!(r.get_n_to_slice(b"key", &mut buf), n.min(40));
         }
+    }
+
+    #[test]
+    fn native_ring_is_pinned() {
+        // The native format is ours: these values pin it across platforms and releases.
+        let r = Ring::with_nodes(
+            Profile::native(),
+            [("cache-a", 1), ("cache-b", 2), ("cache-c", 1)],
+        )
+        .expect("ring");
+        assert_eq!(
+            r.positions()[..4],
+            [
+                2169973918578042,
+                15153389787061318,
+                24162714055250059,
+                63989850350808265
+            ]
+        );
+        assert_eq!(r.owners()[..4], [0, 0, 1, 2]);
+        let got: Vec<&str> = (0..8)
+            .map(|i| r.get(alloc::format!("user:{i}").as_bytes()).expect("node"))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "cache-b", "cache-a", "cache-b", "cache-b", "cache-c", "cache-a", "cache-b",
+                "cache-a"
+            ]
+        );
     }
 
     #[test]
