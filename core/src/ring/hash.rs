@@ -55,7 +55,7 @@ pub(crate) fn native_prefix(prefix: &[u8]) -> SipHasher13 {
 /// The native point of `prefix ++ rest`, from a state made by [`native_prefix`].
 #[inline]
 pub(crate) fn native_point_from(prefix: &SipHasher13, rest: &[u8]) -> u64 {
-    let mut h = prefix.clone();
+    let mut h = *prefix;
     h.write(rest);
     h.finish()
 }
