@@ -13,9 +13,21 @@ use common::cluster::{connect, Cluster};
 use keyroute::redis::cluster::{ClusterClient, ClusterConfig};
 use keyroute::redis::reshard::{execute_plan, ReshardOptions};
 use keyroute::redis::topology::fetch_topology;
-use keyroute::slot::{NodeIndex, Plan, SlotMap};
+use keyroute::redis::LeastUsed;
+use keyroute::slot::{key_slot, NodeIndex, Plan, SlotMap};
+use redis::cluster::ClusterConnection;
 
 const KEYS: usize = 10_000;
+
+fn pool_connection(cluster: &Cluster) -> ClusterConnection {
+    redis::cluster::ClusterClient::builder(cluster.urls())
+        .connection_timeout(std::time::Duration::from_secs(2))
+        .response_timeout(std::time::Duration::from_secs(2))
+        .build()
+        .unwrap()
+        .get_connection()
+        .unwrap()
+}
 
 /// Writes KEYS keys, reshards with `weights(map)` while a writer thread keeps writing
 /// new keys and reading old ones through its own routed client, then reads every key.
@@ -30,7 +42,35 @@ fn reshard_under_writer(cluster: &Cluster, weights: impl Fn(&SlotMap) -> Vec<(No
         pipe_keys.push(k);
     }
 
+    // A least-used pool whose key lives in the first slot range the plan moves, picked
+    // from through the `redis` crate's cluster connection all through the resharding.
+    let (map0, _) = fetch_topology(&mut connect(cluster.ports[0])).unwrap();
+    let plan0 = Plan::new(&map0, &weights(&map0)).unwrap();
+    let (lo, hi) = (plan0.moves()[0].start, plan0.moves()[0].end);
+    let pool_key = (0..)
+        .map(|n| format!("{{pool-{n}}}:proxies"))
+        .find(|k| (lo..=hi).contains(&key_slot(k.as_bytes())))
+        .unwrap();
+    let pool = LeastUsed::new(&pool_key).unwrap();
+    let members: Vec<String> = (0..5).map(|i| format!("proxy-{i}")).collect();
+    pool.seed(&mut pool_connection(cluster), &members, 0, false)
+        .unwrap();
+
     let stop = Arc::new(AtomicBool::new(false));
+    let picker = {
+        let stop = Arc::clone(&stop);
+        let pool = pool.clone();
+        let mut con = pool_connection(cluster);
+        thread::spawn(move || {
+            let mut picks = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let got = pool.pick(&mut con).expect("pick during resharding");
+                assert!(got.is_some(), "the pool answered nothing during resharding");
+                picks += 1;
+            }
+            picks
+        })
+    };
     let writer = {
         let stop = Arc::clone(&stop);
         let url = url.clone();
@@ -70,6 +110,29 @@ fn reshard_under_writer(cluster: &Cluster, weights: impl Fn(&SlotMap) -> Vec<(No
     stop.store(true, Ordering::Relaxed);
     let (written, stats) = writer.join().expect("writer thread");
     assert!(written > 0);
+    let picks = picker.join().expect("picker thread");
+    assert!(picks > 0);
+    let counts = pool.counts(&mut pool_connection(cluster)).unwrap();
+    assert_eq!(counts.len(), members.len());
+    assert_eq!(
+        counts.iter().map(|(_, c)| c).sum::<u64>(),
+        picks,
+        "every pick counted once"
+    );
+    let (min, max) = counts
+        .iter()
+        .fold((u64::MAX, 0), |(lo, hi), (_, c)| (lo.min(*c), hi.max(*c)));
+    assert!(max - min <= 1, "spread {min}..{max}");
+    let (moved_map, _) = fetch_topology(&mut connect(cluster.ports[0])).unwrap();
+    let pool_slot = key_slot(pool_key.as_bytes());
+    assert_ne!(
+        moved_map
+            .node_for_slot(pool_slot)
+            .map(|n| n.id().to_owned()),
+        map0.node_for_slot(pool_slot).map(|n| n.id().to_owned()),
+        "the pool's slot moved during the resharding"
+    );
+    eprintln!("the pool answered {picks} picks during the resharding");
     eprintln!(
         "resharded {} slots, {} keys; writer wrote {written} keys ({stats:?})",
         report.slots_moved, report.keys_moved
@@ -110,7 +173,8 @@ fn reshard_under_writer(cluster: &Cluster, weights: impl Fn(&SlotMap) -> Vec<(No
                 .unwrap()
         })
         .sum();
-    assert_eq!(total, KEYS + written, "no key lost or duplicated");
+    // The keys, the writer's keys and the pool's sorted set.
+    assert_eq!(total, KEYS + written + 1, "no key lost or duplicated");
     assert!(c.stats().moved > 0, "the stale client followed MOVED");
 }
 
