@@ -1112,6 +1112,49 @@ unsafe fn open_parts<'a>(
     Ok((key, con))
 }
 
+/// The shared part of `keyroute_least_used_open()` and `keyroute_leases_open()`: checks
+/// the arguments, connects, builds the handle with `make` and writes it to `*out`.
+///
+/// # Safety
+/// `out` is NULL or writable; the other pointers as `open_parts` requires.
+unsafe fn open_handle<T>(
+    out: *mut *mut T,
+    url: *const c_char,
+    pool_key: *const u8,
+    key_len: usize,
+    timeout_ms: u32,
+    make: impl FnOnce(&[u8], Reconnecting) -> Result<T, keyroute_status>,
+) -> keyroute_status {
+    guard(move || {
+        if out.is_null() {
+            return KEYROUTE_NULL_ARGUMENT;
+        }
+        // SAFETY: the caller's contract.
+        let handle = match unsafe { open_parts(url, pool_key, key_len, timeout_ms) }
+            .and_then(|(key, con)| make(key, con))
+        {
+            Ok(h) => h,
+            Err(e) => return e,
+        };
+        // SAFETY: non-NULL out-pointer.
+        unsafe { *out = Box::into_raw(Box::new(handle)) };
+        KEYROUTE_OK
+    })
+}
+
+/// Frees a handle made by `open_handle`; NULL is ignored; a panic in a destructor stops here.
+///
+/// # Safety
+/// `p` is NULL or came from `open_handle` and is freed once.
+unsafe fn free_handle<T>(p: *mut T) {
+    if !p.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: the caller's contract.
+            drop(unsafe { Box::from_raw(p) });
+        }));
+    }
+}
+
 /// `(members[i], lens[i])` for `i < count`; `None` for a NULL pointer that must not be.
 unsafe fn member_list<'a>(
     members: *const *const u8,
@@ -1175,39 +1218,25 @@ pub unsafe extern "C" fn keyroute_least_used_open(
     timeout_ms: u32,
     out: *mut *mut keyroute_least_used,
 ) -> keyroute_status {
-    guard(move || {
-        if out.is_null() {
-            return KEYROUTE_NULL_ARGUMENT;
-        }
-        let (key, con) = match unsafe { open_parts(url, pool_key, key_len, timeout_ms) } {
-            Ok(x) => x,
-            Err(e) => return e,
-        };
-        let pool = match LeastUsed::new(key) {
-            Ok(p) => p,
-            Err(e) => return redis_status(&e),
-        };
-        let h = Box::new(keyroute_least_used {
-            pool,
-            con,
-            pending: None,
-        });
-        // SAFETY: non-NULL out-pointer.
-        unsafe { *out = Box::into_raw(h) };
-        KEYROUTE_OK
-    })
+    // SAFETY: as documented above; `out` is checked by `open_handle`.
+    unsafe {
+        open_handle(out, url, pool_key, key_len, timeout_ms, |key, con| {
+            let pool = LeastUsed::new(key).map_err(|e| redis_status(&e))?;
+            Ok(keyroute_least_used {
+                pool,
+                con,
+                pending: None,
+            })
+        })
+    }
 }
 
 /// Closes the connection and frees the handle (the pool stays on the server). A member
 /// held back by `KEYROUTE_BUFFER_TOO_SMALL` was counted but is dropped. NULL is ignored.
 #[no_mangle]
 pub unsafe extern "C" fn keyroute_least_used_free(lu: *mut keyroute_least_used) {
-    if !lu.is_null() {
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            // SAFETY: made by keyroute_least_used_open, freed once.
-            drop(unsafe { Box::from_raw(lu) });
-        }));
-    }
+    // SAFETY: NULL or made by keyroute_least_used_open, freed once.
+    unsafe { free_handle(lu) };
 }
 
 /// Adds `count` members `(members[i], lens[i])` with count `initial` (at most 2^53) in
@@ -1404,39 +1433,25 @@ pub unsafe extern "C" fn keyroute_leases_open(
     timeout_ms: u32,
     out: *mut *mut keyroute_leases,
 ) -> keyroute_status {
-    guard(move || {
-        if out.is_null() {
-            return KEYROUTE_NULL_ARGUMENT;
-        }
-        let (key, con) = match unsafe { open_parts(url, pool_key, key_len, timeout_ms) } {
-            Ok(x) => x,
-            Err(e) => return e,
-        };
-        let leases = match Leases::new(key) {
-            Ok(l) => l,
-            Err(e) => return redis_status(&e),
-        };
-        let h = Box::new(keyroute_leases {
-            leases,
-            con,
-            pending: None,
-        });
-        // SAFETY: non-NULL out-pointer.
-        unsafe { *out = Box::into_raw(h) };
-        KEYROUTE_OK
-    })
+    // SAFETY: as documented above; `out` is checked by `open_handle`.
+    unsafe {
+        open_handle(out, url, pool_key, key_len, timeout_ms, |key, con| {
+            let leases = Leases::new(key).map_err(|e| redis_status(&e))?;
+            Ok(keyroute_leases {
+                leases,
+                con,
+                pending: None,
+            })
+        })
+    }
 }
 
 /// Closes the connection and frees the handle. A lease held back by
 /// `KEYROUTE_BUFFER_TOO_SMALL` stays in flight until reclaimed. NULL is ignored.
 #[no_mangle]
 pub unsafe extern "C" fn keyroute_leases_free(leases: *mut keyroute_leases) {
-    if !leases.is_null() {
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            // SAFETY: made by keyroute_leases_open, freed once.
-            drop(unsafe { Box::from_raw(leases) });
-        }));
-    }
+    // SAFETY: NULL or made by keyroute_leases_open, freed once.
+    unsafe { free_handle(leases) };
 }
 
 /// Adds `count` members with no lease in flight; members already there keep their
