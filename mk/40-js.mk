@@ -15,9 +15,10 @@ JS_WASM := $(CARGO_TARGET_DIR)/wasm32-unknown-unknown/release/keyroute_js.wasm
 WASM_BINDGEN_VERSION := $(shell sed -n 's/^wasm-bindgen = { version = "=\([0-9.]*\)".*/\1/p' $(JS_DIR)/Cargo.toml)
 DEMO_WEB_PORT ?= 8040
 # Size-minded release build for the .wasm only (wasm32 artifacts do not collide with host
-# builds in the shared target dir): opt-level s (z saves ~2 KB gzipped and costs speed;
-# 3 adds ~15 KB), fat LTO, one codegen unit, no debug info.
-JS_CARGO_ENV := CARGO_PROFILE_RELEASE_OPT_LEVEL=s CARGO_PROFILE_RELEASE_LTO=true \
+# builds in the shared target dir): opt-level z (~3 KB gzipped smaller than s, within the
+# speed targets of bench/bench.mjs; 3 adds ~15 KB), fat LTO, one codegen unit, no debug
+# info. The .wasm budget is 60 KB gzipped (bench-js reports it).
+JS_CARGO_ENV := CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=true \
                 CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_DEBUG=0 \
                 CARGO_PROFILE_RELEASE_PANIC=abort
 

@@ -180,6 +180,16 @@ export function createApi(wasm) {
 
   // ---------------------------------------------------------------- ring
 
+  // (position + add) / 2**bits for each position of a BigUint64Array, as doubles: the
+  // same IEEE operations as `(p as f64 + add) / 2^bits` in Rust (computed here, not in
+  // wasm, to keep the .wasm small).
+  function fractionsOf(positions, bits, add) {
+    const circle = 2 ** bits;
+    const out = new Float64Array(positions.length);
+    for (let i = 0; i < positions.length; i++) out[i] = (Number(positions[i]) + add) / circle;
+    return out;
+  }
+
   const PROFILES = Object.freeze(wasm.rawProfiles());
 
   class Ring {
@@ -303,12 +313,14 @@ export function createApi(wasm) {
      * into `names`).
      */
     points() {
+      const positions = this.#raw.positions();
+      const bits = this.#raw.bits();
       return {
-        positions: this.#raw.positions(),
-        fractions: this.#raw.fractions(),
+        positions,
+        fractions: fractionsOf(positions, bits, 0),
         owners: this.#raw.owners(),
         names: this.#names.slice(),
-        bits: this.#raw.bits(),
+        bits,
       };
     }
 
@@ -316,14 +328,17 @@ export function createApi(wasm) {
     arcs() {
       const a = this.#raw.arcs();
       try {
+        const starts = a.starts;
+        const ends = a.ends;
+        const bits = this.#raw.bits();
         return {
-          starts: a.starts,
-          ends: a.ends,
-          startFractions: a.startFractions,
-          endFractions: a.endFractions,
+          starts,
+          ends,
+          startFractions: fractionsOf(starts, bits, 0),
+          endFractions: fractionsOf(ends, bits, 1),
           owners: a.owners,
           names: this.#names.slice(),
-          bits: this.#raw.bits(),
+          bits,
         };
       } finally {
         a.free();

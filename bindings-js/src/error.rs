@@ -34,11 +34,22 @@ impl JsError {
     }
 }
 
+// `new Error(message)` and `error.code = code`, declared here: js-sys would bring its
+// futures runtime into the .wasm (see Cargo.toml).
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_name = Error)]
+    type JsErrorObject;
+    #[wasm_bindgen(constructor, js_class = "Error")]
+    fn new(message: &str) -> JsErrorObject;
+    #[wasm_bindgen(method, setter = code)]
+    fn set_code(this: &JsErrorObject, code: &str);
+}
+
 impl From<JsError> for JsValue {
     fn from(e: JsError) -> JsValue {
-        let err = js_sys::Error::new(&e.message);
-        // Setting a property on a fresh Error object cannot fail.
-        let _ = js_sys::Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(e.code));
+        let err = JsErrorObject::new(&e.message);
+        err.set_code(e.code);
         err.into()
     }
 }

@@ -16,9 +16,11 @@
 
 extern crate alloc;
 
-#[cfg(target_arch = "wasm32")]
+// talc's single-threaded wasm allocator (wasm32-unknown-unknown without the atomics
+// feature has one thread), growing the memory as needed.
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
 #[global_allocator]
-static ALLOC: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+static ALLOC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 #[cfg(all(target_arch = "wasm32", not(test)))]
 #[panic_handler]

@@ -52,6 +52,13 @@ fn index(i: Option<usize>) -> i32 {
     i.map_or(-1, |i| i as i32)
 }
 
+/// Owner index of `key`, `-1` on an empty ring: the lookup (hash and search) in one
+/// place rather than inlined into each export that needs it (.wasm bytes).
+#[inline(never)]
+fn owner(ring: &Ring, key: &[u8]) -> i32 {
+    index(ring.get_index(key))
+}
+
 /// A ring owned by Rust. Node indexes refer to [`RawRing::names`].
 #[wasm_bindgen]
 #[derive(Debug, Clone)]
@@ -139,13 +146,13 @@ impl RawRing {
     /// Owner index of a string key, `-1` on an empty ring.
     #[wasm_bindgen(js_name = getStr)]
     pub fn get_str(&self, key: &str) -> i32 {
-        index(self.ring.get_index(key.as_bytes()))
+        owner(&self.ring, key.as_bytes())
     }
 
     /// Owner index of a byte key, `-1` on an empty ring.
     #[wasm_bindgen(js_name = getBytes)]
     pub fn get_bytes(&self, key: &[u8]) -> i32 {
-        index(self.ring.get_index(key))
+        owner(&self.ring, key)
     }
 
     /// Up to `n` distinct owner indexes, clockwise from the key's point.
@@ -160,7 +167,7 @@ impl RawRing {
     #[wasm_bindgen(js_name = getManyPacked)]
     pub fn get_many_packed(&self, data: &[u8], ends: &[u32]) -> Result<Vec<i32>, JsError> {
         let mut out = alloc::vec![-1i32; ends.len()];
-        for_each_packed(data, ends, |i, k| out[i] = index(self.ring.get_index(k)))?;
+        for_each_packed(data, ends, |i, k| out[i] = owner(&self.ring, k))?;
         Ok(out)
     }
 
@@ -180,40 +187,20 @@ impl RawRing {
         self.ring.owners().to_vec()
     }
 
-    /// Each point's position as a fraction of the circle, in `[0, 1)`.
-    pub fn fractions(&self) -> Vec<f64> {
-        let w = circle(self.bits());
-        self.ring
-            .positions()
-            .iter()
-            .map(|&p| p as f64 / w)
-            .collect()
-    }
-
     /// Exact share of the circle per node, in index order.
     pub fn shares(&self) -> Vec<f64> {
         self.ring.shares()
     }
 
-    /// The arcs of the circle, one per distinct point, clockwise.
+    /// The arcs of the circle, one per distinct point, clockwise (fractions of the
+    /// circle are computed on the JS side).
     pub fn arcs(&self) -> RawArcs {
-        let w = circle(self.bits());
         let arcs = self.ring.arcs();
         RawArcs {
             starts: arcs.iter().map(|a| a.start).collect(),
             ends: arcs.iter().map(|a| a.end).collect(),
             owners: arcs.iter().map(|a| a.owner as u32).collect(),
-            start_fractions: arcs.iter().map(|a| a.start as f64 / w).collect(),
-            end_fractions: arcs.iter().map(|a| (a.end as f64 + 1.0) / w).collect(),
         }
-    }
-}
-
-fn circle(bits: u32) -> f64 {
-    if bits >= 64 {
-        18_446_744_073_709_551_616.0
-    } else {
-        (1u64 << bits) as f64
     }
 }
 
@@ -224,8 +211,6 @@ pub struct RawArcs {
     starts: Vec<u64>,
     ends: Vec<u64>,
     owners: Vec<u32>,
-    start_fractions: Vec<f64>,
-    end_fractions: Vec<f64>,
 }
 
 #[wasm_bindgen]
@@ -244,16 +229,6 @@ impl RawArcs {
     #[wasm_bindgen(getter)]
     pub fn owners(&self) -> Vec<u32> {
         self.owners.clone()
-    }
-    /// Start as a fraction of the circle.
-    #[wasm_bindgen(getter, js_name = startFractions)]
-    pub fn start_fractions(&self) -> Vec<f64> {
-        self.start_fractions.clone()
-    }
-    /// End (exclusive) as a fraction of the circle.
-    #[wasm_bindgen(getter, js_name = endFractions)]
-    pub fn end_fractions(&self) -> Vec<f64> {
-        self.end_fractions.clone()
     }
 }
 

@@ -10,17 +10,12 @@ use crate::error::{unpack, JsError};
 /// `[name, text, sha1, num_keys]` of every script, flattened.
 #[wasm_bindgen(js_name = rawScripts)]
 pub fn raw_scripts() -> Vec<String> {
-    SCRIPTS
-        .iter()
-        .flat_map(|s| {
-            [
-                String::from(s.name()),
-                String::from(s.text()),
-                String::from(s.sha1()),
-                alloc::format!("{}", s.num_keys()),
-            ]
-        })
-        .collect()
+    let mut out = Vec::with_capacity(4 * SCRIPTS.len());
+    for s in SCRIPTS {
+        out.extend([s.name(), s.text(), s.sha1()].map(String::from));
+        out.push(alloc::format!("{}", s.num_keys()));
+    }
+    out
 }
 
 fn count(c: f64) -> Result<u64, JsError> {

@@ -26,23 +26,30 @@ impl From<PlanError> for JsError {
     }
 }
 
+/// [`key_slot`] in one place: inlined into every caller, its unrolled CRC would take
+/// several KB of the .wasm.
+#[inline(never)]
+fn slot_of(key: &[u8]) -> u16 {
+    key_slot(key)
+}
+
 /// The slot of a string key (UTF-8).
 #[wasm_bindgen(js_name = rawKeySlotStr)]
 pub fn raw_key_slot_str(key: &str) -> u16 {
-    key_slot(key.as_bytes())
+    slot_of(key.as_bytes())
 }
 
 /// The slot of a byte key.
 #[wasm_bindgen(js_name = rawKeySlotBytes)]
 pub fn raw_key_slot_bytes(key: &[u8]) -> u16 {
-    key_slot(key)
+    slot_of(key)
 }
 
 /// The slot of every key of a packed batch.
 #[wasm_bindgen(js_name = rawKeySlotsPacked)]
 pub fn raw_key_slots_packed(data: &[u8], ends: &[u32]) -> Result<Vec<u16>, JsError> {
     let mut out = alloc::vec![0u16; ends.len()];
-    for_each_packed(data, ends, |i, k| out[i] = key_slot(k))?;
+    for_each_packed(data, ends, |i, k| out[i] = slot_of(k))?;
     Ok(out)
 }
 
@@ -175,10 +182,11 @@ impl RawSlotMap {
 
     /// Runs of equal owner as `[start, end, owner]` triples (`owner` `u32::MAX`: none).
     pub fn ranges(&self) -> Vec<u32> {
-        self.map
-            .ranges()
-            .flat_map(|r| [u32::from(r.start), u32::from(r.end), opt(r.owner)])
-            .collect()
+        let mut out = Vec::new();
+        for r in self.map.ranges() {
+            out.extend_from_slice(&[u32::from(r.start), u32::from(r.end), opt(r.owner)]);
+        }
+        out
     }
 
     /// Number of slots without owner.
@@ -207,8 +215,8 @@ impl RawSlotMap {
             String::from(n.id()),
             n.addr().host.clone(),
             n.addr().port.to_string(),
-            n.role().to_string(),
-            n.health().to_string(),
+            String::from(n.role().as_str()),
+            String::from(n.health().as_str()),
             n.name().into_owned(),
         ])
     }
@@ -300,35 +308,31 @@ pub struct RawPlan {
 impl RawPlan {
     /// Moves as `[start, end, from, to]` quadruples (`from` `u32::MAX`: unassigned).
     pub fn moves(&self) -> Vec<u32> {
-        self.plan
-            .moves()
-            .iter()
-            .flat_map(|m| {
-                [
-                    u32::from(m.start),
-                    u32::from(m.end),
-                    opt(m.from),
-                    m.to.get() as u32,
-                ]
-            })
-            .collect()
+        let mut out = Vec::with_capacity(4 * self.plan.moves().len());
+        for m in self.plan.moves() {
+            out.extend_from_slice(&[
+                u32::from(m.start),
+                u32::from(m.end),
+                opt(m.from),
+                m.to.get() as u32,
+            ]);
+        }
+        out
     }
 
     /// Targets as `[node, weight, ideal, before, after]` quintuples.
     pub fn targets(&self) -> Vec<f64> {
-        self.plan
-            .targets()
-            .iter()
-            .flat_map(|t| {
-                [
-                    t.node.get() as f64,
-                    t.weight as f64,
-                    t.ideal,
-                    t.before as f64,
-                    t.after as f64,
-                ]
-            })
-            .collect()
+        let mut out = Vec::with_capacity(5 * self.plan.targets().len());
+        for t in self.plan.targets() {
+            out.extend_from_slice(&[
+                t.node.get() as f64,
+                t.weight as f64,
+                t.ideal,
+                t.before as f64,
+                t.after as f64,
+            ]);
+        }
+        out
     }
 
     /// Total slots that change owner.

@@ -32,7 +32,7 @@ from uhashring import HashRing  # type: ignore[import-untyped]
 
 import keyroute
 
-REPEAT = 5
+REPEAT = 30
 rng = random.Random(42)
 NODES = [f"10.0.{i // 250}.{i % 250}:11211" for i in range(10)]
 KEYS = [f"user:{rng.randrange(10**9)}:session" for _ in range(10_000)]

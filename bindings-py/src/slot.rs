@@ -32,10 +32,7 @@ fn key_slot(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyInt>> {
 fn key_slots(py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
     let mut out: Vec<u16> = Vec::new();
     batch(py, keys, &mut out, |ks, out| {
-        let start = out.len();
-        out.resize(start + ks.len(), 0);
-        // Cannot fail: the output slice has exactly one slot per key.
-        let _ = core_slot::key_slots(ks, &mut out[start..]);
+        out.extend(ks.iter().map(core_slot::key_slot));
     })?;
     let ints = slot_ints(py);
     Ok(PyList::new(py, out.iter().map(|&s| ints[usize::from(s)].bind(py)))?.unbind())

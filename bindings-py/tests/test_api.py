@@ -254,6 +254,63 @@ def test_get_many_accepts_iterables_and_is_stable_under_changes() -> None:
     assert ring.get_many(keys) == want
 
 
+def test_get_many_reads_every_kind_of_sequence_across_chunks() -> None:
+    # More keys than one internal chunk (4096), mixing str, bytes and their subclasses;
+    # lists and tuples are read by index, anything else through iteration.
+    class S(str):
+        pass
+
+    class B(bytes):
+        pass
+
+    class L(list):  # type: ignore[type-arg]
+        pass
+
+    ring = Ring({f"n{i}": 1 + i % 3 for i in range(7)})
+    keys: list[str | bytes] = []
+    for i in range(9000):
+        k = f"key:{i}:\u00e9" if i % 5 == 0 else f"key:{i}"
+        keys.append([k, k.encode(), S(k), B(k.encode())][i % 4])
+    want = [ring.get(k) for k in keys]
+    assert ring.get_many(keys) == want
+    assert ring.get_many(tuple(keys)) == want
+    assert ring.get_many(L(keys)) == want
+    assert ring.get_many(iter(keys)) == want
+    assert ring.get_many(keys[:100]) == want[:100]  # below the GIL-release threshold
+    slots = [keyroute.key_slot(k) for k in keys]
+    assert keyroute.key_slots(keys) == slots
+    assert keyroute.key_slots(tuple(keys)) == slots
+    # A bad key after the first chunk: an error, whatever was looked up before it.
+    with pytest.raises(TypeError, match="keys must be str or bytes, not int"):
+        ring.get_many([*keys, 7])  # type: ignore[list-item]
+
+
+def test_get_many_survives_a_list_shrinking_while_the_gil_is_released() -> None:
+    # Between chunks the GIL is released; another thread emptying the list must not
+    # crash or read freed keys: the keys copied so far are answered, the rest are gone.
+    ring = Ring(["a", "b", "c"])
+    errors: list[BaseException] = []
+    for _ in range(20):
+        keys = [f"k{i}".encode() for i in range(50_000)]
+        stop = threading.Event()
+
+        def shrink(keys: list[bytes] = keys, stop: threading.Event = stop) -> None:
+            try:
+                while keys and not stop.is_set():
+                    del keys[len(keys) // 2 :]
+            except BaseException as e:  # pragma: no cover
+                errors.append(e)
+
+        t = threading.Thread(target=shrink)
+        t.start()
+        got = ring.get_many(keys)
+        stop.set()
+        t.join()
+        assert len(got) <= 50_000
+        assert all(g in ("a", "b", "c") for g in got)
+    assert not errors
+
+
 def test_slots() -> None:
     assert keyroute.SLOT_COUNT == 16384
     assert keyroute.key_slot("123456789") == 0x31C3

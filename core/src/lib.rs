@@ -5,6 +5,7 @@
 //!   fast SipHash `native` profile.
 //! * [`slot`]: Redis Cluster hash slots, the slot map, redirects and resharding plans.
 //! * [`select`]: least-used selection: the Lua script text and an in-memory pool model.
+//! * [`keys`]: [`keys::PackedKeys`], a batch of keys in one buffer, for bindings.
 //!
 //! The crate is `#![no_std]`; the `alloc` feature enables everything that needs a heap
 //! (rings, maps, pools) and `std` (default) adds `std::error::Error` integration.
@@ -16,6 +17,8 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+#[cfg(feature = "alloc")]
+pub mod keys;
 #[cfg(feature = "redis")]
 pub mod redis;
 #[cfg(feature = "alloc")]

@@ -57,7 +57,7 @@ impl Circle {
 
     /// Index of the first point `>= target` (wrapping to 0 past the end), or `None` on an
     /// empty circle. `target` may be `1 << bits` (one past the top), which wraps.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lower_bound(&self, target: u64, above: bool) -> Option<usize> {
         if self.points.is_empty() {
             return None;
@@ -76,10 +76,28 @@ impl Circle {
             (Some(&lo), Some(&hi)) => (lo as usize, hi as usize),
             _ => return Some(0),
         };
-        let i = lo + self.points[lo..hi].partition_point(|&p| p < target);
-        Some(if i == self.points.len() { 0 } else { i })
+        let last = self.points.len() - 1;
+        let i = if hi - lo <= SCAN {
+            // Count the bucket's points below `target` without a data-dependent branch:
+            // a mispredicted branch per lookup would also stall the hashing of the next
+            // keys in a batch. Reads past the bucket are clamped in bounds and masked out.
+            let mut i = lo;
+            for j in 0..SCAN {
+                let p = self.points[(lo + j).min(last)];
+                i += usize::from((lo + j < hi) & (p < target));
+            }
+            i
+        } else {
+            lo + self.points[lo..hi].partition_point(|&p| p < target)
+        };
+        Some(if i > last { 0 } else { i })
     }
 }
+
+/// Buckets with at most this many points are scanned branch-free; fuller ones (1–8% of
+/// lookups: there are 0.5–1 points per bucket on average) take a binary search. 2 beat
+/// 4 by a third on lookups (fewer loads and compares per key, measured).
+const SCAN: usize = 2;
 
 #[inline]
 fn bucket(p: u64, shift: u32) -> u64 {
@@ -119,5 +137,33 @@ mod tests {
         let c64 = Circle::new(vec![7, u64::MAX], vec![0, 1], 64);
         assert_eq!(c64.lower_bound(u64::MAX, false), Some(1));
         assert_eq!(c64.lower_bound(u64::MAX, true), Some(0));
+    }
+
+    proptest::proptest! {
+        // Crowded buckets (more than SCAN points: the partition_point path), sparse
+        // ones (the branch-free scan), duplicates, both circle widths.
+        #[test]
+        fn equals_a_plain_binary_search(
+            mut pts in proptest::collection::vec(0u64..(1 << 32), 1..200),
+            crowd in proptest::collection::vec(0u64..64, 0..40),
+            targets in proptest::collection::vec(0u64..(1 << 32), 1..50),
+            wide in proptest::bool::ANY,
+        ) {
+            // `crowd` puts many points just above the first one: one bucket over-full.
+            let base = pts[0];
+            pts.extend(crowd.iter().map(|c| (base + c).min((1 << 32) - 1)));
+            let scale = if wide { 1u64 << 32 } else { 1 };
+            let mut pts: Vec<u64> = pts.iter().map(|p| p * scale).collect();
+            pts.sort_unstable();
+            let bits = if wide { 64 } else { 32 };
+            let owners = (0..pts.len() as u32).collect();
+            let c = Circle::new(pts.clone(), owners, bits);
+            for t in targets.iter().map(|t| t * scale).chain(pts.iter().copied()) {
+                let want = pts.partition_point(|&p| p < t) % pts.len();
+                proptest::prop_assert_eq!(c.lower_bound(t, false), Some(want));
+                let want_above = pts.partition_point(|&p| p <= t) % pts.len();
+                proptest::prop_assert_eq!(c.lower_bound(t, true), Some(want_above));
+            }
+        }
     }
 }

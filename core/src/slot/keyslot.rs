@@ -17,7 +17,7 @@ use super::{crc16_xmodem, crc16_xmodem_update};
 /// assert_eq!(key_slot(b"foo{}{bar}"), 8363); // an empty first tag hashes the whole key
 /// assert_eq!(key_slot(b""), 0);
 /// ```
-#[inline]
+#[inline(always)]
 #[must_use]
 pub fn key_slot(key: &[u8]) -> u16 {
     // One pass: hash 16-byte blocks while checking each for `{`. Keys without a tag (the

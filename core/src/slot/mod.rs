@@ -5,7 +5,7 @@
 //!
 //! | file | concept |
 //! |---|---|
-//! | `crc16.rs` | [`crc16_xmodem`]: slice-by-16 CRC-16/XMODEM with compile-time tables |
+//! | `crc16.rs` | [`crc16_xmodem`]: slice-by-16 CRC-16/XMODEM (tables built at compile time, or on first use with `small-crc16`) |
 //! | `tag.rs` | [`hash_tag`]: the part of a key that is hashed |
 //! | `keyslot.rs` | [`key_slot`], [`key_slots`] (batch), [`single_slot`] |
 //! | `address.rs` | [`split_host_port`], [`Address`] (IPv6 splits on the last `:`) |
