@@ -80,12 +80,20 @@ fn fastest(fs: &mut [Lookup<'_>], keys: &[[u8; 16]]) -> (Vec<f64>, Vec<f64>) {
     (best, medians)
 }
 
+/// The C boundary's cost two ways: fastest burst against fastest burst (how every other
+/// figure of this project is taken), and the median of the paired differences (robust to
+/// drift, but it also keeps the bursts a neighbour slowed down). The verdict is on the
+/// first; both are printed.
 fn report(what: &str, (best, diffs): &(Vec<f64>, Vec<f64>), ffi: usize) {
-    let (rust, d) = (best[0], diffs[ffi]);
+    let rust = best[0];
+    let d = best[ffi] - rust;
+    let within = |d: f64| d <= 2.0 || d <= 0.05 * rust;
     println!(
-        "{what}: C ABI - Rust = {d:+.2} ns ({:+.1}%; median of paired bursts) -> {}",
+        "{what}: C ABI - Rust = {d:+.2} ns ({:+.1}%) fastest vs fastest, {:+.2} ns median of \
+         paired bursts -> {}",
         100.0 * d / rust,
-        if d <= 2.0 || d <= 0.05 * rust {
+        diffs[ffi],
+        if within(d) {
             "within 5% or 2 ns"
         } else {
             "OVER target"

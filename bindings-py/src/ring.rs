@@ -6,7 +6,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use keyroute::ring::{self as core_ring, checked_weight, Profile, ProfileName, RingError};
+use keyroute::ring::{self as core_ring, checked_weight, Profile, ProfileName, RingError, NO_NODE};
 
 use crate::errors::{from_ring, ring_error};
 use crate::keys::{batch, key_bytes};
@@ -232,14 +232,18 @@ impl PyRing {
     fn get_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
         let st = self.snapshot();
         let ring = &st.ring;
-        let mut out: Vec<Option<usize>> = Vec::new();
-        batch(py, keys, &mut out, |ks, out| ring.get_many_into(ks, out))?;
+        let mut out: Vec<u32> = Vec::new();
+        batch(py, keys, &mut out, |ks, out| {
+            let start = out.len();
+            out.resize(start + ks.len(), NO_NODE);
+            ring.get_many_to_slice(ks, &mut out[start..]);
+        })?;
         let none = py.None();
         let list = PyList::new(
             py,
-            out.iter().map(|o| match o {
-                Some(i) => st.names[*i].bind(py).as_any().clone(),
-                None => none.bind(py).clone(),
+            out.iter().map(|&i| match st.names.get(i as usize) {
+                Some(name) => name.bind(py).as_any().clone(),
+                None => none.bind(py).clone(), // NO_NODE: an empty ring
             }),
         )?;
         Ok(list.unbind())

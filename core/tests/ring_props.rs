@@ -70,8 +70,23 @@ proptest! {
         let ring = Ring::with_nodes(p, nodes).unwrap();
         let mut out = Vec::new();
         ring.get_many_into(&keys, &mut out);
+        prop_assert_eq!(out.len(), keys.len());
         for (k, o) in keys.iter().zip(&out) {
             prop_assert_eq!(o.map(|i| ring.nodes()[i].name()), ring.get(k));
+        }
+        // The typed-array form, from packed keys, into a full and a too-short output.
+        let packed: keyroute::keys::PackedKeys = keys.iter().collect();
+        let mut idx = vec![7u32; keys.len() + 1];
+        prop_assert_eq!(ring.get_many_to_slice(&packed, &mut idx), keys.len());
+        for (o, i) in out.iter().zip(&idx) {
+            prop_assert_eq!(o.map(|i| i as u32), Some(*i));
+        }
+        prop_assert_eq!(idx[keys.len()], 7);
+        let short = keys.len() / 2;
+        let mut idx = vec![7u32; short];
+        prop_assert_eq!(ring.get_many_to_slice(&keys, &mut idx), short);
+        for (o, i) in out.iter().zip(&idx) {
+            prop_assert_eq!(o.map(|i| i as u32), Some(*i));
         }
     }
 

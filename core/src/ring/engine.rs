@@ -255,15 +255,21 @@ impl Ring {
     /// assert!(out.iter().all(|&i| i < 2));
     /// # Ok::<(), keyroute::ring::RingError>(())
     /// ```
-    pub fn get_many_to_slice<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [u32]) -> usize {
-        let n = keys.len().min(out.len());
-        let mut slots = out[..n].iter_mut();
-        self.for_each_owner(&keys[..n], |o| {
+    pub fn get_many_to_slice<I, K>(&self, keys: I, out: &mut [u32]) -> usize
+    where
+        I: IntoIterator<Item = K>,
+        K: AsRef<[u8]>,
+    {
+        let n = out.len();
+        let mut slots = out.iter_mut();
+        let mut written = 0;
+        self.for_each_owner(keys.into_iter().take(n), |o| {
             if let Some(slot) = slots.next() {
                 *slot = o.unwrap_or(NO_NODE);
+                written += 1;
             }
         });
-        n
+        written
     }
 
     /// Calls `f` with the owner of each key, in order. Keys are hashed a group at a time
