@@ -168,27 +168,22 @@ pub fn crc16_xmodem_update(crc: u16, data: &[u8]) -> u16 {
 #[cfg_attr(not(feature = "small-crc16"), inline(always))]
 #[cfg_attr(feature = "small-crc16", inline(never))]
 pub(super) fn fold16(crc: u16, c: &[u8]) -> u16 {
-    let t = tables::get();
-    // The 16-bit register is, by linearity, the same as xoring it into the first two
-    // message bytes and starting from zero; every byte then contributes
-    // TABLES[15 - position][byte] independently.
+    fold::<16>(tables::get(), crc, c)
+}
+
+/// Folds the first `N` bytes of `c` (`N` = 4, 8 or 16; `c.len() >= N`) in one step.
+///
+/// The 16-bit register is, by linearity, the same as xoring it into the first two message
+/// bytes and starting from zero; every byte then contributes `TABLES[N - 1 - position]
+/// [byte]` independently, so the `N` table loads do not wait for each other.
+#[inline(always)]
+fn fold<const N: usize>(t: &Tables, crc: u16, c: &[u8]) -> u16 {
     let [hi, lo] = crc.to_be_bytes();
-    at(t, 15, c[0] ^ hi)
-        ^ at(t, 14, c[1] ^ lo)
-        ^ at(t, 13, c[2])
-        ^ at(t, 12, c[3])
-        ^ at(t, 11, c[4])
-        ^ at(t, 10, c[5])
-        ^ at(t, 9, c[6])
-        ^ at(t, 8, c[7])
-        ^ at(t, 7, c[8])
-        ^ at(t, 6, c[9])
-        ^ at(t, 5, c[10])
-        ^ at(t, 4, c[11])
-        ^ at(t, 3, c[12])
-        ^ at(t, 2, c[13])
-        ^ at(t, 1, c[14])
-        ^ at(t, 0, c[15])
+    let mut x = at(t, N - 1, c[0] ^ hi) ^ at(t, N - 2, c[1] ^ lo);
+    for (k, &b) in c[2..N].iter().enumerate() {
+        x ^= at(t, N - 3 - k, b);
+    }
+    x
 }
 
 /// Folds fewer than 16 bytes: one 8-byte step, one 4-byte step, then single bytes
@@ -200,21 +195,11 @@ pub(super) fn fold_tail(crc: u16, rest: &[u8]) -> u16 {
     let mut crc = crc;
     let mut rest = rest;
     if rest.len() >= 8 {
-        let [hi, lo] = crc.to_be_bytes();
-        crc = at(t, 7, rest[0] ^ hi)
-            ^ at(t, 6, rest[1] ^ lo)
-            ^ at(t, 5, rest[2])
-            ^ at(t, 4, rest[3])
-            ^ at(t, 3, rest[4])
-            ^ at(t, 2, rest[5])
-            ^ at(t, 1, rest[6])
-            ^ at(t, 0, rest[7]);
+        crc = fold::<8>(t, crc, rest);
         rest = &rest[8..];
     }
     if rest.len() >= 4 {
-        let [hi, lo] = crc.to_be_bytes();
-        crc =
-            at(t, 3, rest[0] ^ hi) ^ at(t, 2, rest[1] ^ lo) ^ at(t, 1, rest[2]) ^ at(t, 0, rest[3]);
+        crc = fold::<4>(t, crc, rest);
         rest = &rest[4..];
     }
     for &b in rest {
