@@ -146,6 +146,26 @@ fn guard_or<T>(fallback: T, f: impl FnOnce() -> T) -> T {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback)
 }
 
+/// Writes `value` through an optional out-pointer: nothing when `out` is NULL.
+///
+/// # Safety
+/// `out` is NULL or valid for writing a `T`.
+unsafe fn put<T>(out: *mut T, value: T) {
+    if !out.is_null() {
+        // SAFETY: non-NULL, and valid per the caller.
+        unsafe { out.write(value) };
+    }
+}
+
+/// A `keyroute_restore` value as passed over the ABI (an `int`), if it is one.
+fn restore_mode(mode: i32) -> Option<Restore> {
+    match mode {
+        m if m == keyroute_restore::KEYROUTE_RESTORE_KEEP as i32 => Some(Restore::Keep),
+        m if m == keyroute_restore::KEYROUTE_RESTORE_AT_MINIMUM as i32 => Some(Restore::AtMinimum),
+        _ => None,
+    }
+}
+
 fn ring_status(e: &RingError) -> keyroute_status {
     match e {
         RingError::EmptyNodeName => KEYROUTE_EMPTY_NAME,
@@ -572,9 +592,7 @@ pub unsafe extern "C" fn keyroute_ring_get(
         // SAFETY: non-NULL out-pointers.
         unsafe {
             *node_out = name.as_ptr();
-            if !node_len_out.is_null() {
-                *node_len_out = name.as_bytes().len();
-            }
+            put(node_len_out, name.as_bytes().len());
         }
         KEYROUTE_OK
     })
@@ -757,12 +775,8 @@ pub unsafe extern "C" fn keyroute_ring_node(
         // SAFETY: non-NULL out-pointers.
         unsafe {
             *name_out = name.as_ptr();
-            if !name_len_out.is_null() {
-                *name_len_out = name.as_bytes().len();
-            }
-            if !weight_out.is_null() {
-                *weight_out = node.weight();
-            }
+            put(name_len_out, name.as_bytes().len());
+            put(weight_out, node.weight());
         }
         KEYROUTE_OK
     })
@@ -855,10 +869,8 @@ pub unsafe extern "C" fn keyroute_pool_seed(
         };
         match p.pool.seed(ms, initial, overwrite != 0) {
             Ok(n) => {
-                if !added_out.is_null() {
-                    // SAFETY: non-NULL out-pointer.
-                    unsafe { *added_out = n };
-                }
+                // SAFETY: NULL or a valid out-pointer (documented contract).
+                unsafe { put(added_out, n) };
                 KEYROUTE_OK
             }
             Err(PoolError::InitialCountTooLarge { .. }) => KEYROUTE_BAD_COUNT,
@@ -915,10 +927,8 @@ pub unsafe extern "C" fn keyroute_pool_remove(
         };
         match p.pool.remove(m) {
             Some(c) => {
-                if !count_out.is_null() {
-                    // SAFETY: non-NULL out-pointer.
-                    unsafe { *count_out = c };
-                }
+                // SAFETY: NULL or a valid out-pointer (documented contract).
+                unsafe { put(count_out, c) };
                 KEYROUTE_OK
             }
             None => KEYROUTE_UNKNOWN_NODE,
@@ -943,16 +953,12 @@ pub unsafe extern "C" fn keyroute_pool_restore(
         else {
             return KEYROUTE_NULL_ARGUMENT;
         };
-        let mode = match mode {
-            m if m == keyroute_restore::KEYROUTE_RESTORE_KEEP as i32 => Restore::Keep,
-            m if m == keyroute_restore::KEYROUTE_RESTORE_AT_MINIMUM as i32 => Restore::AtMinimum,
-            _ => return KEYROUTE_BAD_OPTION,
+        let Some(mode) = restore_mode(mode) else {
+            return KEYROUTE_BAD_OPTION;
         };
         let c = p.pool.restore(m, mode);
-        if !count_out.is_null() {
-            // SAFETY: non-NULL out-pointer.
-            unsafe { *count_out = c };
-        }
+        // SAFETY: NULL or a valid out-pointer (documented contract).
+        unsafe { put(count_out, c) };
         KEYROUTE_OK
     })
 }
@@ -1266,10 +1272,8 @@ pub unsafe extern "C" fn keyroute_least_used_seed(
         };
         match h.pool.seed(&mut h.con, ms, initial, overwrite != 0) {
             Ok(n) => {
-                if !added_out.is_null() {
-                    // SAFETY: non-NULL out-pointer.
-                    unsafe { *added_out = n };
-                }
+                // SAFETY: NULL or a valid out-pointer (documented contract).
+                unsafe { put(added_out, n) };
                 KEYROUTE_OK
             }
             Err(e) => redis_status(&e),
@@ -1341,10 +1345,8 @@ pub unsafe extern "C" fn keyroute_least_used_remove(
         };
         match h.pool.remove(&mut h.con, m) {
             Ok(Some(c)) => {
-                if !count_out.is_null() {
-                    // SAFETY: non-NULL out-pointer.
-                    unsafe { *count_out = c };
-                }
+                // SAFETY: NULL or a valid out-pointer (documented contract).
+                unsafe { put(count_out, c) };
                 KEYROUTE_OK
             }
             Ok(None) => KEYROUTE_UNKNOWN_NODE,
@@ -1372,17 +1374,13 @@ pub unsafe extern "C" fn keyroute_least_used_restore(
         let (Some(h), Some(m)) = (unsafe { lu.as_mut() }, unsafe { key_slice(member, len) }) else {
             return KEYROUTE_NULL_ARGUMENT;
         };
-        let mode = match mode {
-            m if m == keyroute_restore::KEYROUTE_RESTORE_KEEP as i32 => Restore::Keep,
-            m if m == keyroute_restore::KEYROUTE_RESTORE_AT_MINIMUM as i32 => Restore::AtMinimum,
-            _ => return KEYROUTE_BAD_OPTION,
+        let Some(mode) = restore_mode(mode) else {
+            return KEYROUTE_BAD_OPTION;
         };
         match h.pool.restore(&mut h.con, m, mode) {
             Ok(c) => {
-                if !count_out.is_null() {
-                    // SAFETY: non-NULL out-pointer.
-                    unsafe { *count_out = c };
-                }
+                // SAFETY: NULL or a valid out-pointer (documented contract).
+                unsafe { put(count_out, c) };
                 KEYROUTE_OK
             }
             Err(e) => redis_status(&e),
@@ -1475,10 +1473,8 @@ pub unsafe extern "C" fn keyroute_leases_seed(
         };
         match h.leases.seed(&mut h.con, ms) {
             Ok(n) => {
-                if !added_out.is_null() {
-                    // SAFETY: non-NULL out-pointer.
-                    unsafe { *added_out = n };
-                }
+                // SAFETY: NULL or a valid out-pointer (documented contract).
+                unsafe { put(added_out, n) };
                 KEYROUTE_OK
             }
             Err(e) => redis_status(&e),
@@ -1553,12 +1549,8 @@ pub unsafe extern "C" fn keyroute_leases_acquire(
             Ok(()) => {
                 // SAFETY: each out-pointer is checked for NULL.
                 unsafe {
-                    if !lease_id_out.is_null() {
-                        *lease_id_out = lease.id;
-                    }
-                    if !deadline_ms_out.is_null() {
-                        *deadline_ms_out = lease.deadline_ms;
-                    }
+                    put(lease_id_out, lease.id);
+                    put(deadline_ms_out, lease.deadline_ms);
                 }
                 KEYROUTE_OK
             }
@@ -1597,10 +1589,8 @@ pub unsafe extern "C" fn keyroute_leases_release(
             Ok(_) => keyroute_release::KEYROUTE_RELEASE_NOT_IN_FLIGHT,
             Err(e) => return redis_status(&e),
         };
-        if !result_out.is_null() {
-            // SAFETY: non-NULL out-pointer.
-            unsafe { *result_out = r };
-        }
+        // SAFETY: NULL or a valid out-pointer (documented contract).
+        unsafe { put(result_out, r) };
         KEYROUTE_OK
     })
 }
@@ -1620,10 +1610,8 @@ pub unsafe extern "C" fn keyroute_leases_reclaim(
         };
         match h.leases.reclaim(&mut h.con, Now::Server) {
             Ok(v) => {
-                if !count_out.is_null() {
-                    // SAFETY: non-NULL out-pointer.
-                    unsafe { *count_out = v.len() };
-                }
+                // SAFETY: NULL or a valid out-pointer (documented contract).
+                unsafe { put(count_out, v.len()) };
                 KEYROUTE_OK
             }
             Err(e) => redis_status(&e),
@@ -1829,10 +1817,8 @@ unsafe fn add_node(
     m.sync_names();
     match res {
         Ok(ix) => {
-            if !index_out.is_null() {
-                // SAFETY: non-NULL out-pointer.
-                unsafe { *index_out = ix.get() };
-            }
+            // SAFETY: NULL or a valid out-pointer (documented contract).
+            unsafe { put(index_out, ix.get()) };
             KEYROUTE_OK
         }
         Err(e) => map_status(&e),
@@ -1966,9 +1952,7 @@ pub unsafe extern "C" fn keyroute_slot_map_owner_of_key(
                 // SAFETY: non-NULL out-pointers.
                 unsafe {
                     *index_out = ix.get();
-                    if !slot_out.is_null() {
-                        *slot_out = slot;
-                    }
+                    put(slot_out, slot);
                 }
                 KEYROUTE_OK
             }
@@ -2001,21 +1985,11 @@ pub unsafe extern "C" fn keyroute_slot_map_node(
         };
         // SAFETY: each out-pointer is checked for NULL.
         unsafe {
-            if !id_out.is_null() {
-                *id_out = id.as_ptr();
-            }
-            if !host_out.is_null() {
-                *host_out = host.as_ptr();
-            }
-            if !port_out.is_null() {
-                *port_out = node.addr().port;
-            }
-            if !is_master_out.is_null() {
-                *is_master_out = i32::from(node.role() == Role::Master);
-            }
-            if !master_out.is_null() {
-                *master_out = node.master().map_or(usize::MAX, |x| x.get());
-            }
+            put(id_out, id.as_ptr());
+            put(host_out, host.as_ptr());
+            put(port_out, node.addr().port);
+            put(is_master_out, i32::from(node.role() == Role::Master));
+            put(master_out, node.master().map_or(usize::MAX, |x| x.get()));
         }
         KEYROUTE_OK
     })

@@ -6,119 +6,7 @@
  *
  * Builds as C99 (-std=c99 -Wall -Wextra -Werror -pedantic) and as C++.
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "keyroute.h"
-
-static long checks, failures;
-
-static void check_at(int ok, const char *what, const char *detail, int line)
-{
-    checks++;
-    if (!ok) {
-        failures++;
-        if (failures <= 50)
-            fprintf(stderr, "FAIL line %d: %s%s%s\n", line, what, detail ? ": " : "",
-                    detail ? detail : "");
-    }
-}
-#define CHECK(cond) check_at((cond) ? 1 : 0, #cond, NULL, __LINE__)
-#define CHECKD(cond, detail) check_at((cond) ? 1 : 0, #cond, (detail), __LINE__)
-static void check_status(keyroute_status got, keyroute_status want, const char *what, int line)
-{
-    check_at(got == want, what, got == want ? NULL : keyroute_status_str((int32_t)got), line);
-}
-/* Evaluates `call` once and checks its status. */
-#define ST(call, want) check_status((call), (want), #call " == " #want, __LINE__)
-
-/* ---- small helpers ------------------------------------------------------------------ */
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("out of memory\n", stderr);
-        exit(2);
-    }
-    return p;
-}
-
-/* Reads one line (without the newline) into a growing buffer; returns 0 at EOF. */
-static int read_line(FILE *f, char **buf, size_t *cap)
-{
-    size_t n = 0;
-    int c;
-    while ((c = fgetc(f)) != EOF && c != '\n') {
-        if (n + 1 >= *cap) {
-            char *nb;
-            *cap = *cap ? *cap * 2 : 256;
-            nb = (char *)realloc(*buf, *cap);
-            if (!nb) {
-                fputs("out of memory\n", stderr);
-                exit(2);
-            }
-            *buf = nb;
-        }
-        (*buf)[n++] = (char)c;
-    }
-    if (c == EOF && n == 0)
-        return 0;
-    if (!*buf) {
-        *cap = 1;
-        *buf = (char *)xmalloc(1);
-    }
-    (*buf)[n] = '\0';
-    return 1;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
-/* Decodes hex ("-" = empty) into a new NUL-terminated buffer; *len gets the byte count. */
-static char *unhex(const char *s, size_t *len)
-{
-    size_t n = strcmp(s, "-") == 0 ? 0 : strlen(s) / 2, i;
-    char *out = (char *)xmalloc(n + 1);
-    for (i = 0; i < n; i++)
-        out[i] = (char)(hexval(s[2 * i]) * 16 + hexval(s[2 * i + 1]));
-    out[n] = '\0';
-    if (len)
-        *len = n;
-    return out;
-}
-
-/* Splits a line in place on spaces; returns the number of fields. */
-static size_t split(char *line, char **fields, size_t max)
-{
-    size_t n = 0;
-    char *p = line;
-    while (*p && n < max) {
-        while (*p == ' ')
-            p++;
-        if (!*p)
-            break;
-        fields[n++] = p;
-        while (*p && *p != ' ')
-            p++;
-        if (*p)
-            *p++ = '\0';
-    }
-    return n;
-}
-
-static int same(const char *a, size_t alen, const char *b, size_t blen)
-{
-    return alen == blen && memcmp(a, b, alen) == 0;
-}
+#include "testing.h"
 
 /* ---- vectors ------------------------------------------------------------------------ */
 
@@ -377,8 +265,6 @@ static void run_vectors(const char *path)
 }
 
 /* ---- statuses and API edges --------------------------------------------------------- */
-
-static const uint8_t *B(const char *s) { return (const uint8_t *)s; }
 
 static void test_library(void)
 {

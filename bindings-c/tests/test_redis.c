@@ -13,118 +13,19 @@
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "keyroute.h"
+#include "testing.h"
 
-static long checks, failures, seqs, ops;
-
-static void check_at(int ok, const char *what, const char *detail, int line)
-{
-    checks++;
-    if (!ok) {
-        failures++;
-        if (failures <= 50)
-            fprintf(stderr, "FAIL line %d: %s%s%s\n", line, what, detail ? ": " : "",
-                    detail ? detail : "");
-    }
-}
-#define CHECK(cond) check_at((cond) ? 1 : 0, #cond, NULL, __LINE__)
-#define CHECKD(cond, detail) check_at((cond) ? 1 : 0, #cond, (detail), __LINE__)
-static void check_status(keyroute_status got, keyroute_status want, const char *what, int line)
-{
-    check_at(got == want, what, got == want ? NULL : keyroute_status_str((int32_t)got), line);
-}
-#define ST(call, want) check_status((call), (want), #call " == " #want, __LINE__)
-
-static const uint8_t *B(const char *s) { return (const uint8_t *)s; }
+static long seqs, ops;
 
 static double now_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("out of memory\n", stderr);
-        exit(2);
-    }
-    return p;
-}
-
-/* ---- line parsing (as test_keyroute.c) ----------------------------------------------- */
-
-static int read_line(FILE *f, char **buf, size_t *cap)
-{
-    size_t n = 0;
-    int c;
-    while ((c = fgetc(f)) != EOF && c != '\n') {
-        if (n + 1 >= *cap) {
-            char *nb;
-            *cap = *cap ? *cap * 2 : 256;
-            nb = (char *)realloc(*buf, *cap);
-            if (!nb)
-                exit(2);
-            *buf = nb;
-        }
-        (*buf)[n++] = (char)c;
-    }
-    if (c == EOF && n == 0)
-        return 0;
-    if (!*buf) {
-        *cap = 1;
-        *buf = (char *)xmalloc(1);
-    }
-    (*buf)[n] = '\0';
-    return 1;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return c - 'A' + 10;
-}
-
-static char *unhex(const char *s, size_t *len)
-{
-    size_t n = strcmp(s, "-") == 0 ? 0 : strlen(s) / 2, i;
-    char *out = (char *)xmalloc(n + 1);
-    for (i = 0; i < n; i++)
-        out[i] = (char)(hexval(s[2 * i]) * 16 + hexval(s[2 * i + 1]));
-    out[n] = '\0';
-    *len = n;
-    return out;
-}
-
-static size_t split(char *line, char **fields, size_t max)
-{
-    size_t n = 0;
-    char *p = line;
-    while (*p && n < max) {
-        while (*p == ' ')
-            p++;
-        if (!*p)
-            break;
-        fields[n++] = p;
-        while (*p && *p != ' ')
-            p++;
-        if (*p)
-            *p++ = '\0';
-    }
-    return n;
 }
 
 /* ---- the shared pool sequences on Redis ------------------------------------------------ */
