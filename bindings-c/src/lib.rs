@@ -456,12 +456,8 @@ pub unsafe extern "C" fn keyroute_ring_new(
 /// obtained from the ring becomes invalid.
 #[no_mangle]
 pub unsafe extern "C" fn keyroute_ring_free(ring: *mut keyroute_ring) {
-    if !ring.is_null() {
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            // SAFETY: made by Box::into_raw in keyroute_ring_new and freed once.
-            drop(unsafe { Box::from_raw(ring) });
-        }));
-    }
+    // SAFETY: NULL or made by keyroute_ring_new, freed once (documented contract).
+    unsafe { free_handle(ring) };
 }
 
 unsafe fn ring_mut<'a>(ring: *mut keyroute_ring) -> Option<&'a mut keyroute_ring> {
@@ -801,29 +797,20 @@ pub enum keyroute_restore {
 /// single-process use; it does not talk to Redis.
 #[no_mangle]
 pub unsafe extern "C" fn keyroute_pool_new(out: *mut *mut keyroute_pool) -> keyroute_status {
-    guard(move || {
-        if out.is_null() {
-            return KEYROUTE_NULL_ARGUMENT;
-        }
-        let p = Box::new(keyroute_pool {
+    // SAFETY: NULL or a writable out-pointer (documented contract).
+    unsafe {
+        new_handle(out, || keyroute_pool {
             pool: Pool::new(),
             last: Vec::new(),
-        });
-        // SAFETY: non-NULL out-pointer.
-        unsafe { *out = Box::into_raw(p) };
-        KEYROUTE_OK
-    })
+        })
+    }
 }
 
 /// Frees a pool. NULL is ignored.
 #[no_mangle]
 pub unsafe extern "C" fn keyroute_pool_free(pool: *mut keyroute_pool) {
-    if !pool.is_null() {
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            // SAFETY: made by keyroute_pool_new, freed once.
-            drop(unsafe { Box::from_raw(pool) });
-        }));
-    }
+    // SAFETY: NULL or made by keyroute_pool_new, freed once (documented contract).
+    unsafe { free_handle(pool) };
 }
 
 /// Adds `count` members `(members[i], lens[i])` with count `initial` (at most 2^53).
@@ -963,14 +950,18 @@ pub unsafe extern "C" fn keyroute_pool_restore(
     })
 }
 
-/// The count of `member`, written to `*count_out`; `KEYROUTE_UNKNOWN_NODE` if it is not
-/// in the pool.
-#[no_mangle]
-pub unsafe extern "C" fn keyroute_pool_count(
+/// `keyroute_pool_count()` and `keyroute_pool_removed_count()`: the count `get` reads for
+/// `member`, written to `*count_out`; `KEYROUTE_UNKNOWN_NODE` when there is none.
+///
+/// # Safety
+/// `pool` NULL or live; `member` NULL or `len` readable bytes; `count_out` NULL or
+/// writable.
+unsafe fn pool_count_of(
     pool: *const keyroute_pool,
     member: *const u8,
     len: usize,
     count_out: *mut u64,
+    get: fn(&Pool, &[u8]) -> Option<u64>,
 ) -> keyroute_status {
     guard(move || {
         // SAFETY: NULL or a live pool.
@@ -981,7 +972,7 @@ pub unsafe extern "C" fn keyroute_pool_count(
         if count_out.is_null() {
             return KEYROUTE_NULL_ARGUMENT;
         }
-        match p.pool.count(m) {
+        match get(&p.pool, m) {
             Some(c) => {
                 // SAFETY: non-NULL out-pointer.
                 unsafe { *count_out = c };
@@ -990,6 +981,19 @@ pub unsafe extern "C" fn keyroute_pool_count(
             None => KEYROUTE_UNKNOWN_NODE,
         }
     })
+}
+
+/// The count of `member`, written to `*count_out`; `KEYROUTE_UNKNOWN_NODE` if it is not
+/// in the pool.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_pool_count(
+    pool: *const keyroute_pool,
+    member: *const u8,
+    len: usize,
+    count_out: *mut u64,
+) -> keyroute_status {
+    // SAFETY: the caller's contract is pool_count_of's.
+    unsafe { pool_count_of(pool, member, len, count_out, Pool::count) }
 }
 
 /// The count remembered for a removed `member`, written to `*count_out`;
@@ -1001,24 +1005,8 @@ pub unsafe extern "C" fn keyroute_pool_removed_count(
     len: usize,
     count_out: *mut u64,
 ) -> keyroute_status {
-    guard(move || {
-        // SAFETY: NULL or a live pool.
-        let (Some(p), Some(m)) = (unsafe { pool.as_ref() }, unsafe { key_slice(member, len) })
-        else {
-            return KEYROUTE_NULL_ARGUMENT;
-        };
-        if count_out.is_null() {
-            return KEYROUTE_NULL_ARGUMENT;
-        }
-        match p.pool.removed_count(m) {
-            Some(c) => {
-                // SAFETY: non-NULL out-pointer.
-                unsafe { *count_out = c };
-                KEYROUTE_OK
-            }
-            None => KEYROUTE_UNKNOWN_NODE,
-        }
-    })
+    // SAFETY: the caller's contract is pool_count_of's.
+    unsafe { pool_count_of(pool, member, len, count_out, Pool::removed_count) }
 }
 
 /// The number of members in the pool (0 for NULL).
@@ -1085,6 +1073,22 @@ pub enum keyroute_release {
     KEYROUTE_RELEASE_EXPIRED = 2,
 }
 
+/// A Redis call's outcome: its value written through the optional out-pointer `out` and
+/// `KEYROUTE_OK`, or the error's status.
+///
+/// # Safety
+/// `out` is NULL or valid for writing a `T`.
+unsafe fn redis_done<T>(result: Result<T, RedisError>, out: *mut T) -> keyroute_status {
+    match result {
+        Ok(v) => {
+            // SAFETY: as the caller promises.
+            unsafe { put(out, v) };
+            KEYROUTE_OK
+        }
+        Err(e) => redis_status(&e),
+    }
+}
+
 fn redis_status(e: &RedisError) -> keyroute_status {
     match e {
         RedisError::Key(_) => KEYROUTE_BAD_KEY,
@@ -1148,10 +1152,27 @@ unsafe fn open_handle<T>(
     })
 }
 
-/// Frees a handle made by `open_handle`; NULL is ignored; a panic in a destructor stops here.
+/// Boxes `make()` and hands it out through `*out`: the `keyroute_*_new()` calls.
 ///
 /// # Safety
-/// `p` is NULL or came from `open_handle` and is freed once.
+/// `out` is NULL or writable.
+unsafe fn new_handle<T>(out: *mut *mut T, make: impl FnOnce() -> T) -> keyroute_status {
+    guard(move || {
+        if out.is_null() {
+            return KEYROUTE_NULL_ARGUMENT;
+        }
+        // SAFETY: non-NULL out-pointer.
+        unsafe { *out = Box::into_raw(Box::new(make())) };
+        KEYROUTE_OK
+    })
+}
+
+/// Frees a boxed handle (the `keyroute_*_free()` calls); NULL is ignored; a panic in a
+/// destructor stops here.
+///
+/// # Safety
+/// `p` is NULL or a handle this library boxed (`new_handle`, `open_handle`, ...), freed
+/// once.
 unsafe fn free_handle<T>(p: *mut T) {
     if !p.is_null() {
         let _ = catch_unwind(AssertUnwindSafe(|| {
@@ -1270,13 +1291,12 @@ pub unsafe extern "C" fn keyroute_least_used_seed(
         let Some(ms) = (unsafe { member_list(members, lens, count) }) else {
             return KEYROUTE_NULL_ARGUMENT;
         };
-        match h.pool.seed(&mut h.con, ms, initial, overwrite != 0) {
-            Ok(n) => {
-                // SAFETY: NULL or a valid out-pointer (documented contract).
-                unsafe { put(added_out, n) };
-                KEYROUTE_OK
-            }
-            Err(e) => redis_status(&e),
+        // SAFETY: NULL or a valid out-pointer (documented contract).
+        unsafe {
+            redis_done(
+                h.pool.seed(&mut h.con, ms, initial, overwrite != 0),
+                added_out,
+            )
         }
     })
 }
@@ -1377,14 +1397,8 @@ pub unsafe extern "C" fn keyroute_least_used_restore(
         let Some(mode) = restore_mode(mode) else {
             return KEYROUTE_BAD_OPTION;
         };
-        match h.pool.restore(&mut h.con, m, mode) {
-            Ok(c) => {
-                // SAFETY: NULL or a valid out-pointer (documented contract).
-                unsafe { put(count_out, c) };
-                KEYROUTE_OK
-            }
-            Err(e) => redis_status(&e),
-        }
+        // SAFETY: NULL or a valid out-pointer (documented contract).
+        unsafe { redis_done(h.pool.restore(&mut h.con, m, mode), count_out) }
     })
 }
 
@@ -1471,14 +1485,8 @@ pub unsafe extern "C" fn keyroute_leases_seed(
         let Some(ms) = (unsafe { member_list(members, lens, count) }) else {
             return KEYROUTE_NULL_ARGUMENT;
         };
-        match h.leases.seed(&mut h.con, ms) {
-            Ok(n) => {
-                // SAFETY: NULL or a valid out-pointer (documented contract).
-                unsafe { put(added_out, n) };
-                KEYROUTE_OK
-            }
-            Err(e) => redis_status(&e),
-        }
+        // SAFETY: NULL or a valid out-pointer (documented contract).
+        unsafe { redis_done(h.leases.seed(&mut h.con, ms), added_out) }
     })
 }
 
@@ -1765,29 +1773,20 @@ pub unsafe extern "C" fn keyroute_redirect_parse(
 pub unsafe extern "C" fn keyroute_slot_map_new(
     out: *mut *mut keyroute_slot_map,
 ) -> keyroute_status {
-    guard(move || {
-        if out.is_null() {
-            return KEYROUTE_NULL_ARGUMENT;
-        }
-        let m = Box::new(keyroute_slot_map {
+    // SAFETY: NULL or a writable out-pointer (documented contract).
+    unsafe {
+        new_handle(out, || keyroute_slot_map {
             map: SlotMap::new(),
             names: Vec::new(),
-        });
-        // SAFETY: non-NULL out-pointer.
-        unsafe { *out = Box::into_raw(m) };
-        KEYROUTE_OK
-    })
+        })
+    }
 }
 
 /// Frees a slot map. NULL is ignored.
 #[no_mangle]
 pub unsafe extern "C" fn keyroute_slot_map_free(map: *mut keyroute_slot_map) {
-    if !map.is_null() {
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            // SAFETY: made by keyroute_slot_map_new, freed once.
-            drop(unsafe { Box::from_raw(map) });
-        }));
-    }
+    // SAFETY: NULL or made by keyroute_slot_map_new, freed once (documented contract).
+    unsafe { free_handle(map) };
 }
 
 unsafe fn add_node(

@@ -171,22 +171,15 @@ static void run_vectors(const char *path)
             ST(keyroute_pool_new(&pool), KEYROUTE_OK);
             pool_seqs++;
         } else if (strcmp(fields[0], "seed") == 0 && pool) {
-            size_t m = nf - 4, j, added = 0;
-            const uint8_t **ms = (const uint8_t **)xmalloc(m * sizeof *ms);
-            size_t *ls = (size_t *)xmalloc(m * sizeof *ls);
-            keyroute_status st;
-            for (j = 0; j < m; j++)
-                ms[j] = (const uint8_t *)unhex(fields[4 + j], &ls[j]);
-            st = keyroute_pool_seed(pool, ms, ls, m, strtoull(fields[1], NULL, 10),
-                                    atoi(fields[2]), &added);
+            size_t added = 0;
+            members ms = members_unhex(fields + 4, nf - 4);
+            keyroute_status st = keyroute_pool_seed(pool, ms.ptrs, ms.lens, ms.n,
+                strtoull(fields[1], NULL, 10), atoi(fields[2]), &added);
             if (strcmp(fields[3], "ERR") == 0)
                 CHECKD(st == KEYROUTE_BAD_COUNT, ctx);
             else
                 CHECKD(st == KEYROUTE_OK && added == (size_t)atol(fields[3]), ctx);
-            for (j = 0; j < m; j++)
-                free((void *)ms[j]);
-            free((void *)ms);
-            free(ls);
+            members_free(ms);
             pool_ops++;
         } else if (strcmp(fields[0], "pick") == 0 && pool) {
             const uint8_t *got = NULL;

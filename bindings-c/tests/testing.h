@@ -118,6 +118,35 @@ static inline size_t split(char *line, char **fields, size_t max)
     return n;
 }
 
+/* A member list decoded from `m` hex fields (for the seed calls); free with
+ * members_free(). */
+typedef struct {
+    const uint8_t **ptrs;
+    size_t *lens;
+    size_t n;
+} members;
+
+static inline members members_unhex(char **fields, size_t m)
+{
+    members ms;
+    size_t j;
+    ms.ptrs = (const uint8_t **)xmalloc(m * sizeof *ms.ptrs);
+    ms.lens = (size_t *)xmalloc(m * sizeof *ms.lens);
+    ms.n = m;
+    for (j = 0; j < m; j++)
+        ms.ptrs[j] = (const uint8_t *)unhex(fields[j], &ms.lens[j]);
+    return ms;
+}
+
+static inline void members_free(members ms)
+{
+    size_t j;
+    for (j = 0; j < ms.n; j++)
+        free((void *)ms.ptrs[j]);
+    free((void *)ms.ptrs);
+    free(ms.lens);
+}
+
 static inline int same(const char *a, size_t alen, const char *b, size_t blen)
 {
     return alen == blen && memcmp(a, b, alen) == 0;

@@ -68,32 +68,23 @@ impl From<RingError> for JsError {
 /// Splits a packed batch (`data` cut at the end offsets `ends`) into byte slices.
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` when the offsets decrease or run past the buffer.
+/// As [`for_each_packed`].
 pub fn unpack<'a>(data: &'a [u8], ends: &[u32]) -> Result<alloc::vec::Vec<&'a [u8]>, JsError> {
     let mut out = alloc::vec::Vec::with_capacity(ends.len());
-    let mut start = 0usize;
-    for &end in ends {
-        let end = end as usize;
-        if end < start || end > data.len() {
-            return Err(JsError::new(
-                "INVALID_ARGUMENT",
-                "batch offsets do not match the key buffer",
-            ));
-        }
-        out.push(&data[start..end]);
-        start = end;
-    }
+    for_each_packed(data, ends, |_, k| out.push(k))?;
     Ok(out)
 }
 
-/// Calls `f` on every key of a packed batch without collecting them.
+/// Calls `f(i, key i)` on every key of a packed batch (`data` cut at the end offsets
+/// `ends`) without collecting them.
 ///
 /// # Errors
-/// As [`unpack`].
-pub fn for_each_packed(
-    data: &[u8],
+/// `INVALID_ARGUMENT` when the offsets decrease or run past the buffer (`f` may have run
+/// on the keys before).
+pub fn for_each_packed<'a>(
+    data: &'a [u8],
     ends: &[u32],
-    mut f: impl FnMut(usize, &[u8]),
+    mut f: impl FnMut(usize, &'a [u8]),
 ) -> Result<(), JsError> {
     let mut start = 0usize;
     for (i, &end) in ends.iter().enumerate() {
