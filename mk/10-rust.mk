@@ -8,10 +8,13 @@ setup-apt-core:
 	scripts/apt-install.sh $(APT_CORE)
 
 TEST_TARGETS += test-rust
-# Core with every feature (the Redis suites start their own servers and clusters on
-# 127.0.0.1), then the CLI.
+# The pure core, the Redis crate (its suites start their own servers and clusters on
+# 127.0.0.1), then the CLI. `cargo tree -p keyroute` must show no `redis`.
 test-rust: setup-apt-core lint test-rust-nostd
-	$(CARGO) test -p keyroute --features redis
+	$(CARGO) test -p keyroute
+	@! $(CARGO) tree -p keyroute -e normal,build,dev --prefix none | grep -q '^redis ' || \
+	  { echo "keyroute (core) must not depend on the redis crate" >&2; exit 1; }
+	$(CARGO) test -p keyroute-redis
 	$(CARGO) test -p keyroute-cli
 
 test-rust-nostd:
@@ -23,7 +26,7 @@ test-rust-nostd:
 
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy -p keyroute -p keyroute-cli --all-targets --features keyroute/redis -- -D warnings
+	$(CARGO) clippy -p keyroute -p keyroute-redis -p keyroute-cli -p keyroute-bench --all-targets -- -D warnings
 
 build-cli:
 	$(CARGO) build --release -p keyroute-cli
@@ -35,7 +38,7 @@ demo-cli: build-cli
 
 BENCH_TARGETS += bench-rust
 bench-rust:
-	$(CARGO) bench -p keyroute
+	$(CARGO) bench -p keyroute-bench --bench ring --bench slot
 
 VECTOR_TARGETS += vectors-ring vectors-slot vectors-pool
 vectors-ring:

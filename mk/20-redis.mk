@@ -1,5 +1,5 @@
-# Native Redis, selection half: LeastUsed and Leases on a real redis-server (feature
-# `redis`), the `keyroute pick` / `keyroute pool` demo step and the pick benchmark.
+# Native Redis, selection half: LeastUsed and Leases on a real redis-server (crate
+# keyroute-redis), the `keyroute pick` / `keyroute pool` demo step and the pick benchmark.
 #
 #   make test-redis    the redis_least_used* and redis_leases suites (they start their own
 #                      redis-server / 3-master cluster on free 127.0.0.1 ports), and the
@@ -12,11 +12,10 @@
 REDIS_TESTS := redis_least_used redis_least_used_concurrency redis_least_used_faults \
                redis_least_used_cluster redis_leases
 
-# `make test-rust` already runs these (the CLI turns the `redis` feature on for the whole
-# workspace); this target runs the selection suites alone.
+# `make test-rust` already runs these; this target runs the selection suites alone.
 test-redis: setup-apt-core
-	$(CARGO) test -p keyroute --features redis $(addprefix --test ,$(REDIS_TESTS))
-	$(CARGO) test -p keyroute --features redis --doc -- redis::least_used redis::leases redis::error
+	$(CARGO) test -p keyroute-redis $(addprefix --test ,$(REDIS_TESTS))
+	$(CARGO) test -p keyroute-redis --doc -- least_used leases error
 
 # After demo-cli (the CLI tour): `make demo` runs DEMO_TARGETS in order.
 DEMO_TARGETS += demo-select
@@ -25,4 +24,4 @@ demo-select: build-cli
 
 BENCH_TARGETS += bench-redis
 bench-redis: setup-apt-core
-	$(CARGO) bench -p keyroute --features redis --bench redis_pick
+	$(CARGO) bench -p keyroute-bench --bench redis_pick

@@ -1,13 +1,13 @@
 # Redis Cluster routing/resharding and the ring-sharded client: suites against real
 # redis-server processes (3-master local clusters and standalone nodes started and
-# stopped by the tests). `make test-rust` runs them all (with the `redis` feature); this
-# target runs the cluster suites alone.
+# stopped by the tests). `make test-rust` runs them all; this target runs the cluster
+# suites alone.
 .PHONY: test-cluster bench-cluster
 
 test-cluster: setup-apt-core
-	$(CARGO) test -p keyroute --features redis --lib redis::
-	$(CARGO) test -p keyroute --features redis --test 'redis_cluster*' --test 'redis_sharded*'
+	$(CARGO) test -p keyroute-redis --lib
+	$(CARGO) test -p keyroute-redis --test 'redis_cluster*' --test 'redis_sharded*'
 
 BENCH_TARGETS += bench-cluster
 bench-cluster: setup-apt-core
-	$(CARGO) bench -p keyroute --features redis --bench redis_cluster -- --warm-up-time 1 --measurement-time 5
+	$(CARGO) bench -p keyroute-bench --bench redis_cluster -- --warm-up-time 1 --measurement-time 5

@@ -11,8 +11,8 @@ step "Route keys on a memcached fleet, as libmemcached would" "keyroute route --
 step "The same keys and nodes as npm hashring would route them" "keyroute route --profile node-hashring --nodes $NODES user:1 user:2 user:3"
 "$KR" route --profile node-hashring --nodes "$NODES" user:1 user:2 user:3
 
-step "Native profile, with 2 replicas per key, keys from stdin" "printf 'user:1\\nuser:2\\n' | keyroute route --nodes a:1,b:1,c:1 --replicas 2"
-printf 'user:1\nuser:2\n' | "$KR" route --nodes a:1,b:1,c:1 --replicas 2
+step "Native profile, with 2 replicas per key, keys from stdin" "printf 'user:1\\nuser:2\\n' | keyroute route --nodes a,b,c --replicas 2"
+printf 'user:1\nuser:2\n' | "$KR" route --nodes a,b,c --replicas 2
 
 step "Add an 11th node to 10: who loses keys, and how many move?" "keyroute simulate --profile native --nodes 10 --keys 100000 --add 1 --width 30"
 "$KR" simulate --profile native --nodes 10 --keys 100000 --add 1 --width 30

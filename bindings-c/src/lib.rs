@@ -24,14 +24,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::time::Duration;
 
-use keyroute_core::redis::leases::Now;
-use keyroute_core::redis::{
-    Error as RedisError, Lease, Leases, LeastUsed, Reconnecting, Release, Timeouts,
-};
-use keyroute_core::ring::{checked_weight, Profile, ProfileName, Ring, RingError};
+use keyroute_core::ring::{checked_weight, Profile, ProfileName, ProfileOptions, Ring, RingError};
 use keyroute_core::select::{side_key, Pool, PoolError, Restore};
 use keyroute_core::slot::{
     self, Address, MapError, NodeIndex, Redirect, RedirectError, RedirectKind, Role, SlotMap,
+};
+use keyroute_redis::{
+    Error as RedisError, Lease, Leases, LeastUsed, Now, Reconnecting, Release, Timeouts,
 };
 
 /// The result of every fallible call. `KEYROUTE_OK` is 0; every other value is an error
@@ -176,7 +175,10 @@ fn ring_status(e: &RingError) -> keyroute_status {
         RingError::UnknownNode(_) => KEYROUTE_UNKNOWN_NODE,
         RingError::UnknownProfile(_) => KEYROUTE_UNKNOWN_PROFILE,
         RingError::TooManyPoints(_) => KEYROUTE_TOO_MANY_POINTS,
-        RingError::BadVnodes(_) | RingError::BadPointsPerDigest(_) => KEYROUTE_BAD_OPTION,
+        RingError::BadVnodes(_)
+        | RingError::BadPointsPerDigest(_)
+        | RingError::BadPort(_)
+        | RingError::BadOption { .. } => KEYROUTE_BAD_OPTION,
         // Not produced by the calls this library exposes.
         _ => KEYROUTE_PANIC,
     }
@@ -413,35 +415,21 @@ pub unsafe extern "C" fn keyroute_ring_new(
             Ok(s) => s,
             Err(e) => return e,
         };
-        let Ok(name) = name.parse::<ProfileName>() else {
-            return KEYROUTE_UNKNOWN_PROFILE;
-        };
         // SAFETY: NULL or a valid options struct.
         let opts = unsafe { options.as_ref() }.copied().unwrap_or_default();
-        let mut p = Profile::from_name(name);
-        if opts.vnodes != 0 {
-            p = match p.with_vnodes(opts.vnodes) {
-                Ok(p) => p,
-                Err(e) => return ring_status(&e),
-            };
-        }
-        if opts.points_per_digest != 0 {
-            let Ok(k) = u8::try_from(opts.points_per_digest) else {
-                return KEYROUTE_BAD_OPTION;
-            };
-            p = match p.with_points_per_digest(k) {
-                Ok(p) => p,
-                Err(e) => return ring_status(&e),
-            };
-        }
-        match opts.default_port {
-            0 => {}
-            -1 => p = p.with_default_port(None),
-            port => match u16::try_from(port) {
-                Ok(port) => p = p.with_default_port(Some(port)),
-                Err(_) => return KEYROUTE_BAD_OPTION,
+        let given = |v: i64| (v != 0).then_some(i128::from(v));
+        let options = ProfileOptions {
+            vnodes: given(opts.vnodes.into()),
+            points_per_digest: given(opts.points_per_digest.into()),
+            default_port: match opts.default_port {
+                -1 => Some(0),
+                port => given(port.into()),
             },
-        }
+        };
+        let p = match Profile::from_options(name, &options) {
+            Ok(p) => p,
+            Err(e) => return ring_status(&e),
+        };
         let handle = Box::new(keyroute_ring {
             ring: Ring::new(p),
             names: Vec::new(),
@@ -495,7 +483,7 @@ pub unsafe extern "C" fn keyroute_ring_add(
             return KEYROUTE_EMPTY_NAME;
         }
         // Names are re-synced only on success: a failed call leaves earlier pointers valid.
-        match checked_weight(name, weight).and_then(|w| r.ring.add(name, w)) {
+        match checked_weight(name, weight.into()).and_then(|w| r.ring.add(name, w)) {
             Ok(()) => {
                 r.sync_names();
                 KEYROUTE_OK
@@ -550,7 +538,7 @@ pub unsafe extern "C" fn keyroute_ring_set_weight(
         if !r.ring.contains(name) {
             return KEYROUTE_UNKNOWN_NODE;
         }
-        let res = checked_weight(name, weight).and_then(|w| r.ring.set_weight(name, w));
+        let res = checked_weight(name, weight.into()).and_then(|w| r.ring.set_weight(name, w));
         match res {
             Ok(()) => KEYROUTE_OK,
             Err(e) => ring_status(&e),
@@ -943,7 +931,9 @@ pub unsafe extern "C" fn keyroute_pool_restore(
         let Some(mode) = restore_mode(mode) else {
             return KEYROUTE_BAD_OPTION;
         };
-        let c = p.pool.restore(m, mode);
+        let Ok(c) = p.pool.restore(m, mode) else {
+            return KEYROUTE_EMPTY_NAME;
+        };
         // SAFETY: NULL or a valid out-pointer (documented contract).
         unsafe { put(count_out, c) };
         KEYROUTE_OK

@@ -54,14 +54,9 @@ impl From<JsError> for JsValue {
     }
 }
 
-/// The stable `code` of a ring error (defined once, in core).
-pub fn ring_code(e: &RingError) -> &'static str {
-    e.code()
-}
-
 impl From<RingError> for JsError {
     fn from(e: RingError) -> Self {
-        JsError::new(ring_code(&e), &e)
+        JsError::new(e.code().as_str(), &e)
     }
 }
 

@@ -2,7 +2,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use keyroute::ring::{checked_weight, diff, Profile, ProfileName, Ring};
+use keyroute::ring::{checked_weight, diff, Profile, ProfileName, ProfileOptions, Ring};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{for_each_packed, is_integer, JsError};
@@ -20,32 +20,20 @@ fn weight(name: &str, w: f64) -> Result<u32, JsError> {
         });
     }
     // Out-of-range floats saturate, and checked_weight then rejects them.
-    Ok(checked_weight(name, w as i64)?)
+    Ok(checked_weight(name, w as i128)?)
 }
 
 fn profile(name: &str, vnodes: i32, default_port: i32, ppd: i32) -> Result<Profile, JsError> {
-    let pname: ProfileName = name.parse()?;
-    let mut p = Profile::from_name(pname);
-    if vnodes != DEFAULT {
-        let v = u32::try_from(vnodes).unwrap_or(0);
-        p = p.with_vnodes(v)?;
-    }
-    if ppd != DEFAULT {
-        let k = u8::try_from(ppd).unwrap_or(0);
-        p = p.with_points_per_digest(k)?;
-    }
-    match default_port {
-        DEFAULT => {}
-        NO_PORT => p = p.with_default_port(None),
-        port => {
-            let port = u16::try_from(port).map_err(|_| JsError {
-                code: "BAD_PORT",
-                message: alloc::format!("defaultPort {port} is not a port number (0..=65535)"),
-            })?;
-            p = p.with_default_port(Some(port));
-        }
-    }
-    Ok(p)
+    let given = |v: i32| (v != DEFAULT).then_some(i128::from(v));
+    let options = ProfileOptions {
+        vnodes: given(vnodes),
+        points_per_digest: given(ppd),
+        default_port: match default_port {
+            NO_PORT => Some(0),
+            port => given(port),
+        },
+    };
+    Ok(Profile::from_options(name, &options)?)
 }
 
 fn index(i: Option<usize>) -> i32 {

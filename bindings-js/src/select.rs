@@ -2,7 +2,8 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use keyroute::select::{Pool, Restore, SCRIPTS};
+use keyroute::script::SCRIPTS;
+use keyroute::select::{Pool, Restore};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{unpack, JsError};
@@ -80,7 +81,11 @@ impl RawPool {
         let mode: Restore = mode
             .parse()
             .map_err(|e| JsError::new("BAD_RESTORE_MODE", e))?;
-        Ok(self.pool.restore(member, mode) as f64)
+        let count = self
+            .pool
+            .restore(member, mode)
+            .map_err(|e| JsError::new(e.code().as_str(), e))?;
+        Ok(count as f64)
     }
 
     /// A member's count, `-1` when not in the pool.

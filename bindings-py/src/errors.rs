@@ -16,8 +16,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
-use keyroute::redis::Error as CoreRedisError;
 use keyroute::ring::RingError;
+use keyroute_redis::Error as CoreRedisError;
 
 static BASE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static RING: PyOnceLock<Py<PyType>> = PyOnceLock::new();

@@ -1,5 +1,5 @@
 //! `keyroute.LeastUsed` and `keyroute.Leases`: the core's native Redis pools
-//! (`keyroute::redis`) over one reconnecting connection each.
+//! (`keyroute_redis`) over one reconnecting connection each.
 //!
 //! Thin: each method converts its arguments, releases the GIL, locks the connection,
 //! calls the core, and converts the answer (or the core's error) back. The connection is
@@ -14,8 +14,7 @@ use pyo3::exceptions::{PyUnicodeDecodeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
-use keyroute::redis::leases::Now;
-use keyroute::redis::{self as core_redis, Reconnecting, Release, Timeouts};
+use keyroute_redis::{self as core_redis, Now, Reconnecting, Release, Timeouts};
 
 use crate::errors::from_redis;
 use crate::keys::{collect, key_bytes, slices};

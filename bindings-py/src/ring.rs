@@ -6,7 +6,9 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use keyroute::ring::{self as core_ring, checked_weight, Profile, ProfileName, RingError, NO_NODE};
+use keyroute::ring::{
+    self as core_ring, checked_weight, Profile, ProfileName, ProfileOptions, RingError, NO_NODE,
+};
 
 use crate::errors::{from_ring, ring_error};
 use crate::keys::{batch, key_bytes};
@@ -54,7 +56,7 @@ fn weight_of(name: &str, w: &Bound<'_, PyAny>) -> PyResult<u32> {
             )))
         }
     };
-    checked_weight(name, w).map_err(from_ring)
+    checked_weight(name, w.into()).map_err(from_ring)
 }
 
 fn node_name(obj: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -111,26 +113,12 @@ fn profile_arg(
     default_port: Option<i64>,
     points_per_digest: Option<i64>,
 ) -> PyResult<Profile> {
-    let name: ProfileName = profile.parse().map_err(from_ring)?;
-    let mut p = Profile::from_name(name);
-    if let Some(v) = vnodes {
-        let v = u32::try_from(v)
-            .map_err(|_| ring_error(format!("vnodes must be between 1 and 65536, got {v}")))?;
-        p = p.with_vnodes(v).map_err(from_ring)?;
-    }
-    if let Some(port) = default_port {
-        let port = u16::try_from(port).map_err(|_| {
-            ring_error(format!(
-                "default_port must be between 0 and 65535, got {port}"
-            ))
-        })?;
-        p = p.with_default_port(Some(port));
-    }
-    if let Some(k) = points_per_digest {
-        let k = u8::try_from(k).unwrap_or(0);
-        p = p.with_points_per_digest(k).map_err(from_ring)?;
-    }
-    Ok(p)
+    let options = ProfileOptions {
+        vnodes: vnodes.map(i128::from),
+        points_per_digest: points_per_digest.map(i128::from),
+        default_port: default_port.map(i128::from),
+    };
+    Profile::from_options(profile, &options).map_err(from_ring)
 }
 
 impl PyRing {
@@ -205,7 +193,8 @@ impl PyRing {
     ) -> PyResult<PyRing> {
         let p = profile_arg(profile, vnodes, default_port, points_per_digest)?;
         let nodes = core_ring::parse_nodes(spec).map_err(from_ring)?;
-        let ring = core_ring::Ring::with_nodes(p, nodes).map_err(from_ring)?;
+        let ring = core_ring::Ring::with_nodes(p, nodes.into_iter().map(|n| (n.name, n.weight)))
+            .map_err(from_ring)?;
         Ok(PyRing::from_core(py, ring))
     }
 

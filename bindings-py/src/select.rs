@@ -78,7 +78,9 @@ impl PyPool {
     #[pyo3(signature = (member, mode="at_minimum"))]
     fn restore(&self, member: &Bound<'_, PyAny>, mode: &str) -> PyResult<u64> {
         let mode = restore_arg(mode)?;
-        Ok(self.lock().restore(key_bytes(member)?, mode))
+        self.lock()
+            .restore(key_bytes(member)?, mode)
+            .map_err(|e| pool_error(e.to_string()))
     }
 
     /// A member's count, or None if it is not in the pool.

@@ -103,9 +103,10 @@ fn bad_input_is_a_clear_error_and_exit_2() {
             &["route", "--profile", "nope", "--nodes", "a", "k"],
             "unknown profile",
         ),
-        (&["route", "--nodes", "a:0", "k"], "weight 0"),
-        (&["route", "--nodes", "a:-3", "k"], "negative weight"),
-        (&["route", "--nodes", "a:x", "k"], "cannot parse node entry"),
+        (&["route", "--nodes", "a=0", "k"], "weight 0"),
+        (&["route", "--nodes", "a=-3", "k"], "negative weight"),
+        (&["route", "--nodes", "a=x", "k"], "not an integer"),
+        (&["route", "--nodes", "a:2", "k"], "can be read two ways"),
         (&["route", "--nodes", "a,a", "k"], "already on the ring"),
         (
             &["route", "--nodes-file", "/nonexistent/nodes", "k"],

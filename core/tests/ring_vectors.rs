@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use keyroute::ring::{Profile, Ring};
+use keyroute::ring::{Profile, ProfileOptions, Ring};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -48,18 +48,12 @@ fn vector_files() -> Vec<PathBuf> {
 }
 
 fn build(v: &Vector) -> Ring {
-    let mut profile: Profile = v.profile.parse().expect("profile name");
-    if let Some(port) = v.options.default_port {
-        profile = profile.with_default_port(Some(port));
-    }
-    if let Some(k) = v.options.points_per_digest {
-        profile = profile
-            .with_points_per_digest(k)
-            .expect("points per digest");
-    }
-    if let Some(n) = v.options.vnodes {
-        profile = profile.with_vnodes(n).expect("vnodes");
-    }
+    let options = ProfileOptions {
+        vnodes: v.options.vnodes.map(i128::from),
+        points_per_digest: v.options.points_per_digest.map(i128::from),
+        default_port: v.options.default_port.map(i128::from),
+    };
+    let profile = Profile::from_options(&v.profile, &options).expect("profile");
     Ring::with_nodes(profile, v.nodes.iter().map(|(n, w)| (n.as_str(), *w))).expect("ring")
 }
 

@@ -6,7 +6,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use keyroute::select::{side_key, Pool, Restore, Script};
+use keyroute::script::Script;
+use keyroute::select::{side_key, Pool, Restore};
 use serde_json::Value;
 
 fn vector_files() -> Vec<PathBuf> {
@@ -101,8 +102,13 @@ fn replay(file: &Path, sequence: &Value) {
             "restore" => {
                 let member = hex(&op["member_hex"]);
                 let mode: Restore = op["mode"].as_str().expect("mode").parse().expect("mode");
-                let want = op["result"].as_u64().expect("result");
-                assert_eq!(pool.restore(&member, mode), want, "{at}");
+                let got = pool.restore(&member, mode);
+                if op.get("error").is_some() {
+                    assert!(got.is_err(), "{at}: expected an error, got {got:?}");
+                } else {
+                    let want = op["result"].as_u64().expect("result");
+                    assert_eq!(got, Ok(want), "{at}");
+                }
             }
             other => panic!("{at}: unknown op {other:?}"),
         }

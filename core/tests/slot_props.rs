@@ -1,5 +1,5 @@
-//! Property tests of the slot module: hashing against independent references and peer
-//! crates, batch == single, redirects, grouping, and resharding plans.
+//! Property tests of the slot module: hashing against independent references and the
+//! `crc16` crate, batch == single, redirects, grouping, and resharding plans.
 use keyroute::slot::{
     crc16_xmodem, crc16_xmodem_update, group_by_slot, hash_tag, key_slot, key_slots, Address,
     Health, NodeIndex, Plan, Redirect, RedirectAction, RedirectKind, Role, Shard, ShardNode,
@@ -84,10 +84,6 @@ proptest! {
         prop_assert_eq!(crc16_xmodem(&key), crc_reference(&key));
         prop_assert_eq!(slot, crc_reference(tag_reference(&key)) & 16383);
         prop_assert_eq!(crc16_xmodem(&key), crc16::State::<crc16::XMODEM>::calculate(&key));
-        prop_assert_eq!(
-            redis::cluster_routing::Slot::new(slot),
-            Some(redis::cluster_routing::Slot::for_key(&key))
-        );
     }
 
     #[test]
@@ -388,9 +384,7 @@ proptest! {
         let action = map.apply_redirect(&ask, "10.0.0.1").expect("apply");
         prop_assert!(!action.wants_refresh());
         prop_assert_eq!(&map, &snapshot);
-
-        // The full refresh replaces the patched map with the cluster's view.
-        map = SlotMap::from_shards(&fresh).expect("valid reply");
-        prop_assert_eq!(map, refreshed);
+        // (The full refresh that follows a MOVED is the client's: keyroute-redis's
+        // redis_cluster tests check it against a live cluster.)
     }
 }

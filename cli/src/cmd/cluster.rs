@@ -9,10 +9,10 @@
 //!   `GETKEYSINSLOT` + `MIGRATE`, `SETSLOT NODE`), unless `--dry-run`.
 use std::fmt::Write as _;
 
-use keyroute::redis::cluster::ClusterConfig;
-use keyroute::redis::reshard::{execute_plan, ReshardOptions};
-use keyroute::redis::topology::{fetch_topology_from, TopologySource};
 use keyroute::slot::{NodeIndex, Plan, Role, SlotMap};
+use keyroute_redis::cluster::reshard::{execute_plan, ReshardOptions};
+use keyroute_redis::cluster::topology::{fetch_topology_from, TopologySource};
+use keyroute_redis::cluster::ClusterConfig;
 
 use super::CliError;
 
@@ -72,10 +72,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
 
 fn fetch(url: &str) -> Result<(SlotMap, TopologySource), CliError> {
     let config = ClusterConfig::default();
-    Ok(
-        fetch_topology_from(url, config.connect_timeout, config.io_timeout)
-            .map_err(|e| format!("{url}: {e}"))?,
-    )
+    Ok(fetch_topology_from(url, config.timeouts()).map_err(|e| format!("{url}: {e}"))?)
 }
 
 fn ranges_text(map: &SlotMap, node: NodeIndex) -> String {

@@ -11,8 +11,8 @@
 use std::io::Write;
 use std::time::Duration;
 
-use keyroute::redis::{LeastUsed, Reconnecting, Timeouts};
 use keyroute::select::{Pool, Restore};
+use keyroute_redis::{LeastUsed, Reconnecting, Timeouts};
 
 use super::CliError;
 
@@ -211,7 +211,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                             sequence.push(format!("[remove {member} at {count}]"));
                         }
                     } else if i == picks * 3 / 4 {
-                        let count = pool.restore(member.as_bytes(), Restore::AtMinimum);
+                        let count = pool.restore(member.as_bytes(), Restore::AtMinimum)?;
                         sequence.push(format!("[restore {member} at minimum {count}]"));
                     }
                 }

@@ -1,6 +1,6 @@
 //! Ring options shared by `route` and `simulate`.
 
-use keyroute::ring::{Profile, Ring};
+use keyroute::ring::{Profile, ProfileOptions, Ring};
 
 use super::CliError;
 
@@ -12,29 +12,24 @@ pub struct ProfileArgs {
     pub profile: String,
     /// Virtual nodes: native points per unit of weight (160), ketama digests per server (40).
     #[arg(long)]
-    pub vnodes: Option<u32>,
+    pub vnodes: Option<i64>,
     /// Port left out of hashed server strings (node-hashring's `default port`).
     #[arg(long)]
-    pub default_port: Option<u16>,
+    pub default_port: Option<i64>,
     /// Points per MD5 digest, 1 to 4 (3 = node-hashring's hash_ring compatibility).
     #[arg(long)]
-    pub points_per_digest: Option<u8>,
+    pub points_per_digest: Option<i64>,
 }
 
 impl ProfileArgs {
     /// The profile these options describe.
     pub fn profile(&self) -> Result<Profile, CliError> {
-        let mut p: Profile = self.profile.parse()?;
-        if let Some(v) = self.vnodes {
-            p = p.with_vnodes(v)?;
-        }
-        if self.default_port.is_some() {
-            p = p.with_default_port(self.default_port);
-        }
-        if let Some(k) = self.points_per_digest {
-            p = p.with_points_per_digest(k)?;
-        }
-        Ok(p)
+        let options = ProfileOptions {
+            vnodes: self.vnodes.map(i128::from),
+            points_per_digest: self.points_per_digest.map(i128::from),
+            default_port: self.default_port.map(i128::from),
+        };
+        Ok(Profile::from_options(&self.profile, &options)?)
     }
 
     /// A ring of these nodes under this profile.

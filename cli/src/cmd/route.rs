@@ -3,7 +3,7 @@
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
 
-use keyroute::ring::{parse_nodes, parse_nodes_file};
+use keyroute::ring::parse_nodes;
 
 use super::ring_args::ProfileArgs;
 use super::CliError;
@@ -12,12 +12,12 @@ use super::CliError;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  keyroute route --profile libketama --nodes 10.0.0.1:11211:1,10.0.0.2:11211:1 user:1\n  \
-                        seq 1 5 | keyroute route --nodes a:1,b:2 --replicas 2"
+                        seq 1 5 | keyroute route --nodes a,b=2 --replicas 2"
 )]
 pub struct Args {
     #[command(flatten)]
     pub ring: ProfileArgs,
-    /// Nodes as NAME[:WEIGHT] or NAME=WEIGHT, comma-separated (host:port nodes: host:port:WEIGHT).
+    /// Nodes, comma-separated: NAME, host:port, NAME=WEIGHT, host:port:WEIGHT [ALIAS] (see README).
     #[arg(
         long,
         short = 'n',
@@ -25,7 +25,7 @@ pub struct Args {
         required_unless_present = "nodes_file"
     )]
     pub nodes: Option<String>,
-    /// A file with one `NAME [WEIGHT]` per line.
+    /// A file of nodes, one per line, in the same grammar (also `NAME WEIGHT`, libketama style).
     #[arg(long, short = 'f')]
     pub nodes_file: Option<PathBuf>,
     /// Print this many distinct nodes per key (owner first, then replicas clockwise).
@@ -41,23 +41,23 @@ pub fn run(args: Args) -> Result<(), CliError> {
         (None, Some(path)) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read nodes file {}: {e}", path.display()))?;
-            let nodes = parse_nodes_file(&text)?;
-            if nodes.is_empty() {
-                return Err(format!("nodes file {} lists no node", path.display()).into());
-            }
-            nodes
+            parse_nodes(&text).map_err(|e| format!("nodes file {}: {e}", path.display()))?
         }
         (None, None) => return Err("give --nodes or --nodes-file".into()),
     };
     if args.replicas == 0 {
         return Err("--replicas must be at least 1".into());
     }
-    let ring = args.ring.ring(nodes)?;
+    let ring = args
+        .ring
+        .ring(nodes.into_iter().map(|n| (n.name, n.weight)).collect())?;
+    // A key has at most as many distinct owners as the ring has nodes.
+    let replicas = args.replicas.min(ring.len().max(1));
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let mut idx = Vec::with_capacity(args.replicas);
+    let mut idx = Vec::with_capacity(replicas);
     let mut emit = |key: &[u8], out: &mut BufWriter<io::StdoutLock<'_>>| -> io::Result<()> {
-        ring.get_n_into(key, args.replicas, &mut idx);
+        ring.get_n_into(key, replicas, &mut idx);
         for (j, &i) in idx.iter().enumerate() {
             if j > 0 {
                 out.write_all(b" ")?;

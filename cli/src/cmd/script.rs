@@ -7,7 +7,7 @@
 //! ```
 use std::io::Write;
 
-use keyroute::select::{Script, SCRIPTS};
+use keyroute::script::{Script, SCRIPTS};
 
 use super::CliError;
 
@@ -46,7 +46,7 @@ fn known_names() -> String {
 fn write_output(args: &Args, out: &mut impl Write) -> Result<(), CliError> {
     if args.list {
         let width = SCRIPTS.iter().map(|s| s.name().len()).max().unwrap_or(0);
-        for script in &SCRIPTS {
+        for script in SCRIPTS {
             writeln!(
                 out,
                 "{:width$}  {}  keys={}  {}",

@@ -3,7 +3,10 @@
 use alloc::string::String;
 use core::fmt;
 
-/// Why a ring could not be built or changed. Every message says what to fix.
+use crate::error::ErrorCode;
+
+/// Why a ring could not be built or changed. Every message says what to fix; the ring is
+/// unchanged when one is returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RingError {
@@ -12,9 +15,18 @@ pub enum RingError {
     /// A node was given a weight of zero.
     ZeroWeight(String),
     /// A node was given a negative weight (from a binding or a parsed spec).
-    NegativeWeight(String, i64),
+    NegativeWeight(String, i128),
     /// A weight does not fit in 32 bits.
-    WeightTooLarge(String, i64),
+    WeightTooLarge(String, i128),
+    /// A weight that is not an integer (`1.5`, `"3"` from JavaScript, `x`).
+    BadWeight {
+        /// The node.
+        node: String,
+        /// The weight as given.
+        given: String,
+        /// The whole entry (empty when the weight did not come from a node list).
+        entry: String,
+    },
     /// The same node name was given twice.
     DuplicateNode(String),
     /// The node is not on the ring.
@@ -24,13 +36,38 @@ pub enum RingError {
     /// The ring would hold more points than [`MAX_POINTS`](super::MAX_POINTS).
     TooManyPoints(u64),
     /// `vnodes` outside 1..=65536.
-    BadVnodes(u32),
-    /// Points per digest outside 1..=4, or set on the native profile.
-    BadPointsPerDigest(u8),
+    BadVnodes(i128),
+    /// Points per digest outside 1..=4.
+    BadPointsPerDigest(i128),
+    /// A port outside 1..=65535.
+    BadPort(i128),
+    /// An option that this profile does not take.
+    BadOption {
+        /// The option (`default_port`, `points_per_digest`, ...).
+        option: &'static str,
+        /// The profile.
+        profile: &'static str,
+        /// Why it does not apply.
+        reason: &'static str,
+    },
     /// Two rings whose keys hash differently cannot be compared.
     IncompatibleRings,
     /// A node list entry could not be parsed.
-    BadNodeSpec(String),
+    BadNodeSpec {
+        /// The entry as given.
+        entry: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A node list entry `X:N` that reads as `host:port` or as `NAME:WEIGHT`.
+    AmbiguousNodeSpec {
+        /// The entry as given.
+        entry: String,
+        /// The part before the last `:`.
+        host: String,
+        /// The digits after it.
+        number: String,
+    },
 }
 
 impl fmt::Display for RingError {
@@ -46,8 +83,15 @@ impl fmt::Display for RingError {
             RingError::WeightTooLarge(n, w) => {
                 write!(f, "node {n:?} has weight {w}; weights must be at most {}", u32::MAX)
             }
+            RingError::BadWeight { node, given, entry } => {
+                write!(f, "node {node:?} has weight {given:?}, which is not an integer; weights are whole numbers from 1 to {}", u32::MAX)?;
+                if !entry.is_empty() {
+                    write!(f, " (in entry {entry:?})")?;
+                }
+                Ok(())
+            }
             RingError::DuplicateNode(n) => {
-                write!(f, "node {n:?} is already on the ring; use a reweight to change it")
+                write!(f, "node {n:?} is already on the ring; use set_weight to change its weight")
             }
             RingError::UnknownNode(n) => write!(f, "node {n:?} is not on the ring"),
             RingError::UnknownProfile(p) => write!(
@@ -61,62 +105,87 @@ impl fmt::Display for RingError {
                 super::MAX_POINTS
             ),
             RingError::BadVnodes(v) => write!(f, "vnodes must be between 1 and 65536, got {v}"),
-            RingError::BadPointsPerDigest(k) => write!(
-                f,
-                "points per digest must be between 1 and 4 on an MD5 profile, got {k}"
-            ),
+            RingError::BadPointsPerDigest(k) => {
+                write!(f, "points per digest must be between 1 and 4, got {k}")
+            }
+            RingError::BadPort(p) => write!(f, "a port must be between 1 and 65535, got {p}"),
+            RingError::BadOption {
+                option,
+                profile,
+                reason,
+            } => write!(f, "the {profile} profile does not take {option}: {reason}"),
             RingError::IncompatibleRings => f.write_str(
                 "these rings hash keys differently (native vs ketama family) and cannot be compared",
             ),
-            RingError::BadNodeSpec(s) => write!(
+            RingError::BadNodeSpec { entry, reason } => {
+                if entry.is_empty() {
+                    write!(f, "{reason}")?;
+                } else {
+                    write!(f, "cannot read node entry {entry:?}: {reason}")?;
+                }
+                f.write_str(
+                    "; write NAME, host:port, NAME=WEIGHT, or host:port:WEIGHT [ALIAS] (twemproxy)",
+                )
+            }
+            RingError::AmbiguousNodeSpec {
+                entry,
+                host,
+                number,
+            } => write!(
                 f,
-                "cannot parse node entry {s:?}; write NAME, NAME=WEIGHT or NAME:WEIGHT \
-                 (host:port nodes as host:port=WEIGHT or host:port:WEIGHT)"
+                "node entry {entry:?} can be read two ways: node {entry:?} (host:port) with \
+                 weight 1, or node {host:?} with weight {number}; write \"{entry}=1\" for the \
+                 first or \"{host}={number}\" for the second"
             ),
         }
     }
 }
 
 impl RingError {
-    /// A stable, machine-readable name for the error (`"ZERO_WEIGHT"`, …), the same in
-    /// every binding.
+    /// The stable code of the error, the same in every binding.
     ///
     /// ```
     /// use keyroute::ring::RingError;
-    /// assert_eq!(RingError::UnknownNode("a".into()).code(), "UNKNOWN_NODE");
+    /// assert_eq!(RingError::UnknownNode("a".into()).code().as_str(), "UNKNOWN_NODE");
     /// ```
-    pub const fn code(&self) -> &'static str {
+    pub const fn code(&self) -> ErrorCode {
         match self {
-            RingError::EmptyNodeName => "EMPTY_NODE_NAME",
-            RingError::ZeroWeight(_) => "ZERO_WEIGHT",
-            RingError::NegativeWeight(..) => "NEGATIVE_WEIGHT",
-            RingError::WeightTooLarge(..) => "WEIGHT_TOO_LARGE",
-            RingError::DuplicateNode(_) => "DUPLICATE_NODE",
-            RingError::UnknownNode(_) => "UNKNOWN_NODE",
-            RingError::UnknownProfile(_) => "UNKNOWN_PROFILE",
-            RingError::TooManyPoints(_) => "TOO_MANY_POINTS",
-            RingError::BadVnodes(_) => "BAD_VNODES",
-            RingError::BadPointsPerDigest(_) => "BAD_POINTS_PER_DIGEST",
-            RingError::IncompatibleRings => "INCOMPATIBLE_RINGS",
-            RingError::BadNodeSpec(_) => "BAD_NODE_SPEC",
+            RingError::EmptyNodeName => ErrorCode::EmptyNodeName,
+            RingError::ZeroWeight(_) => ErrorCode::ZeroWeight,
+            RingError::NegativeWeight(..) => ErrorCode::NegativeWeight,
+            RingError::WeightTooLarge(..) => ErrorCode::WeightTooLarge,
+            RingError::BadWeight { .. } => ErrorCode::BadWeight,
+            RingError::DuplicateNode(_) => ErrorCode::DuplicateNode,
+            RingError::UnknownNode(_) => ErrorCode::UnknownNode,
+            RingError::UnknownProfile(_) => ErrorCode::UnknownProfile,
+            RingError::TooManyPoints(_) => ErrorCode::TooManyPoints,
+            RingError::BadVnodes(_) => ErrorCode::BadVnodes,
+            RingError::BadPointsPerDigest(_) => ErrorCode::BadPointsPerDigest,
+            RingError::BadPort(_) => ErrorCode::BadPort,
+            RingError::BadOption { .. } => ErrorCode::BadOption,
+            RingError::IncompatibleRings => ErrorCode::IncompatibleRings,
+            RingError::BadNodeSpec { .. } => ErrorCode::BadNodeSpec,
+            RingError::AmbiguousNodeSpec { .. } => ErrorCode::AmbiguousNodeSpec,
         }
     }
 }
 
 impl core::error::Error for RingError {}
 
-/// Checks a weight given as a signed integer, as bindings receive it.
+/// Checks a weight given as a (wide) signed integer, as bindings and node lists receive
+/// it.
 ///
 /// ```
 /// use keyroute::ring::{checked_weight, RingError};
 /// assert_eq!(checked_weight("a", 3), Ok(3));
 /// assert_eq!(checked_weight("a", 0), Err(RingError::ZeroWeight("a".into())));
 /// assert!(checked_weight("a", -1).is_err());
+/// assert!(checked_weight("a", 1 << 40).is_err());
 /// ```
 ///
 /// # Errors
 /// [`RingError::ZeroWeight`], [`RingError::NegativeWeight`], [`RingError::WeightTooLarge`].
-pub fn checked_weight(node: &str, weight: i64) -> Result<u32, RingError> {
+pub fn checked_weight(node: &str, weight: i128) -> Result<u32, RingError> {
     match weight {
         0 => Err(RingError::ZeroWeight(node.into())),
         w if w < 0 => Err(RingError::NegativeWeight(node.into(), w)),

@@ -26,7 +26,7 @@ pub use engine::{Node, Ring, MAX_POINTS, NO_NODE};
 pub use error::{checked_weight, RingError};
 pub use hash::key_hash;
 pub use profile::{
-    Lookup, PointHash, Profile, ProfileName, Ties, WeightRule, DEFAULT_NATIVE_VNODES,
-    NATIVE_SIP_KEY,
+    Lookup, PointHash, Profile, ProfileName, ProfileOptions, Ties, WeightRule,
+    DEFAULT_NATIVE_VNODES, NATIVE_SIP_KEY,
 };
-pub use spec::{parse_node, parse_nodes, parse_nodes_file};
+pub use spec::{parse_node, parse_nodes, parse_weights, NodeSpec};

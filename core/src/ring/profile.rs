@@ -8,7 +8,7 @@ use super::error::RingError;
 /// The named profiles keyroute knows.
 ///
 /// Every ketama-family profile is bit-exact with the peer it is named after (see
-/// `DESIGN.md` and the vectors under `tests/vectors/ring/`); [`ProfileName::Native`] is
+/// `docs/design.md` and the vectors under `tests/vectors/ring/`); [`ProfileName::Native`] is
 /// keyroute's own fast ring for new fleets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProfileName {
@@ -153,7 +153,7 @@ pub enum Ties {
 /// let p: Profile = "libmemcached".parse()?;
 /// assert_eq!(p.name(), ProfileName::Libmemcached);
 /// assert_eq!(Profile::native().vnodes(), 160);
-/// let js = Profile::node_hashring().with_default_port(Some(11211));
+/// let js = Profile::node_hashring().with_default_port(Some(11211))?;
 /// assert_eq!(js.default_port(), Some(11211));
 /// # Ok::<(), keyroute::ring::RingError>(())
 /// ```
@@ -167,6 +167,20 @@ pub struct Profile {
     lookup: Lookup,
     ties: Ties,
     vnodes: u32,
+}
+
+/// A profile's options as a caller gives them, each `None` for the profile's default:
+/// the input of [`Profile::from_options`]. Numbers are wide so that a binding can pass on
+/// exactly what it was given, and the check (with its error code) happens once, here.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ProfileOptions {
+    /// See [`Profile::with_vnodes`]: 1..=65536.
+    pub vnodes: Option<i128>,
+    /// See [`Profile::with_points_per_digest`]: 1..=4, MD5 profiles only.
+    pub points_per_digest: Option<i128>,
+    /// See [`Profile::with_default_port`]: a port (1..=65535), or 0 to hash every
+    /// `host:port` whole. MD5 profiles only.
+    pub default_port: Option<i128>,
 }
 
 /// The default number of native points per unit of weight.
@@ -289,7 +303,7 @@ impl Profile {
     /// [`RingError::BadVnodes`] when `vnodes` is 0 or above 65536.
     pub fn with_vnodes(mut self, vnodes: u32) -> Result<Self, RingError> {
         if vnodes == 0 || vnodes > 65536 {
-            return Err(RingError::BadVnodes(vnodes));
+            return Err(RingError::BadVnodes(vnodes.into()));
         }
         self.vnodes = vnodes;
         Ok(self)
@@ -299,20 +313,85 @@ impl Profile {
     /// for npm hashring's `compatibility: 'hash_ring'`.
     ///
     /// # Errors
-    /// [`RingError::BadPointsPerDigest`] outside 1..=4 or on the native profile.
+    /// [`RingError::BadOption`] on the native profile, [`RingError::BadPointsPerDigest`]
+    /// outside 1..=4.
     pub fn with_points_per_digest(mut self, k: u8) -> Result<Self, RingError> {
-        if self.hash != PointHash::Md5 || !(1..=4).contains(&k) {
-            return Err(RingError::BadPointsPerDigest(k));
+        if self.hash != PointHash::Md5 {
+            return Err(self.not_taken(
+                "points_per_digest",
+                "it hashes each point with SipHash, not four to an MD5 digest",
+            ));
+        }
+        if !(1..=4).contains(&k) {
+            return Err(RingError::BadPointsPerDigest(k.into()));
         }
         self.points_per_digest = k;
         Ok(self)
     }
 
     /// Sets the port whose `:port` suffix is left out of the hashed server string
-    /// (npm hashring's `default port`; 11211 for libmemcached and twemproxy).
-    pub const fn with_default_port(mut self, port: Option<u16>) -> Self {
+    /// (npm hashring's `default port`; 11211 for libmemcached and twemproxy), or `None`
+    /// to hash every `host:port` whole.
+    ///
+    /// # Errors
+    /// [`RingError::BadOption`] on the native profile (it hashes names as given).
+    pub fn with_default_port(mut self, port: Option<u16>) -> Result<Self, RingError> {
+        if self.hash != PointHash::Md5 {
+            return Err(self.not_taken("default_port", "it hashes node names as given"));
+        }
         self.default_port = port;
-        self
+        Ok(self)
+    }
+
+    fn not_taken(&self, option: &'static str, reason: &'static str) -> RingError {
+        RingError::BadOption {
+            option,
+            profile: self.name.as_str(),
+            reason,
+        }
+    }
+
+    /// The profile `name` with `options`, each checked: the one way the CLI, every
+    /// binding and the tests build a profile from what a caller gave.
+    ///
+    /// ```
+    /// use keyroute::ring::{Profile, ProfileOptions};
+    /// let p = Profile::from_options("node-hashring", &ProfileOptions {
+    ///     default_port: Some(11211),
+    ///     points_per_digest: Some(3),
+    ///     ..ProfileOptions::default()
+    /// })?;
+    /// assert_eq!((p.default_port(), p.points_per_digest()), (Some(11211), 3));
+    /// let err = Profile::from_options("native", &ProfileOptions { vnodes: Some(1 << 32), ..Default::default() });
+    /// assert_eq!(err.unwrap_err().code().as_str(), "BAD_VNODES");
+    /// # Ok::<(), keyroute::ring::RingError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RingError::UnknownProfile`], [`RingError::BadVnodes`],
+    /// [`RingError::BadPointsPerDigest`], [`RingError::BadPort`], [`RingError::BadOption`].
+    pub fn from_options(name: &str, options: &ProfileOptions) -> Result<Self, RingError> {
+        let mut p = Profile::from_name(name.parse()?);
+        if let Some(v) = options.vnodes {
+            let v = u32::try_from(v).map_err(|_| RingError::BadVnodes(v))?;
+            p = p.with_vnodes(v)?;
+        }
+        if let Some(k) = options.points_per_digest {
+            if p.hash != PointHash::Md5 {
+                // The option itself is the problem, whatever its value.
+                return p.with_points_per_digest(4);
+            }
+            let k = u8::try_from(k).map_err(|_| RingError::BadPointsPerDigest(k))?;
+            p = p.with_points_per_digest(k)?;
+        }
+        if let Some(port) = options.default_port {
+            let port = match port {
+                0 => None,
+                _ => Some(u16::try_from(port).map_err(|_| RingError::BadPort(port))?),
+            };
+            p = p.with_default_port(port)?;
+        }
+        Ok(p)
     }
 
     /// The profile's name.
@@ -408,7 +487,7 @@ mod tests {
     #[test]
     fn float_edges_from_design() {
         // Equal weights: libketama gives 156 points (39 digests) at n=61, the f32 formula
-        // at n=25 and n=100, npm at n=7 (DESIGN.md).
+        // at n=25 and n=100, npm at n=7 (docs/design.md).
         let d = |rule, n: usize| digests_for(rule, 40, n, 1, n as u64);
         assert_eq!(d(WeightRule::LibketamaMixed, 61), 39);
         assert_eq!(d(WeightRule::LibketamaMixed, 60), 40);

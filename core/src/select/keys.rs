@@ -15,6 +15,8 @@
 
 use core::fmt;
 
+use crate::error::ErrorCode;
+
 /// What is appended to the pool key (after `}` when the pool key is wrapped).
 ///
 /// ```
@@ -51,6 +53,17 @@ impl fmt::Display for KeyError {
                  e.g. \"{proxies}:pool\"",
             ),
         }
+    }
+}
+
+impl KeyError {
+    /// The stable code of the error: `BAD_POOL_KEY`.
+    ///
+    /// ```
+    /// assert_eq!(keyroute::select::KeyError::EmptyPoolKey.code().as_str(), "BAD_POOL_KEY");
+    /// ```
+    pub const fn code(&self) -> ErrorCode {
+        ErrorCode::BadPoolKey
     }
 }
 

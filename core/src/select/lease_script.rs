@@ -27,6 +27,8 @@
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
+use crate::script::Script;
+
 #[cfg(feature = "alloc")]
 use super::{KeyError, SideKey};
 
@@ -41,15 +43,44 @@ pub const LEASE_KEY_SUFFIXES: [&str; 3] = [":leases", ":lease-members", ":lease-
 /// more lease for it with deadline now + ttl.
 pub const LEASE_ACQUIRE_SCRIPT: &str = include_str!("lease_acquire.lua");
 /// SHA1 of [`LEASE_ACQUIRE_SCRIPT`].
-pub const LEASE_ACQUIRE_SHA1: &str = "2589ebab39341ec1ee477950e73b33ae9dbc1e59";
+pub const LEASE_ACQUIRE_SHA1: &str = "6766a5d2d5eaa960dde68e97f29bfd222cb521c6";
 /// Release: ends a lease once.
 pub const LEASE_RELEASE_SCRIPT: &str = include_str!("lease_release.lua");
 /// SHA1 of [`LEASE_RELEASE_SCRIPT`].
-pub const LEASE_RELEASE_SHA1: &str = "3014b93d3750ac8463df2605d77cbfdd33fc3ded";
+pub const LEASE_RELEASE_SHA1: &str = "9f39f9619fc636b9e4b4119d3f3416563223d3e5";
 /// Reclaim: ends the leases abandoned past their deadline.
 pub const LEASE_RECLAIM_SCRIPT: &str = include_str!("lease_reclaim.lua");
 /// SHA1 of [`LEASE_RECLAIM_SCRIPT`].
-pub const LEASE_RECLAIM_SHA1: &str = "a0088ce8fdaabded722b542501c14230895f45cc";
+pub const LEASE_RECLAIM_SHA1: &str = "edbf3c8062bfef744868b876c6097b9ef2fbabf8";
+
+/// [`LEASE_ACQUIRE_SCRIPT`] as a [`Script`].
+///
+/// ```
+/// assert_eq!(keyroute::select::lease_script::LEASE_ACQUIRE.num_keys(), 4);
+/// ```
+pub const LEASE_ACQUIRE: Script = Script::new(
+    "lease-acquire",
+    "lease the member with the fewest leases in flight (KEYS: pool, leases, lease-members, lease-seq; ARGV: ttl_ms, now_ms or '')",
+    LEASE_ACQUIRE_SCRIPT,
+    LEASE_ACQUIRE_SHA1,
+    4,
+);
+/// [`LEASE_RELEASE_SCRIPT`] as a [`Script`].
+pub const LEASE_RELEASE: Script = Script::new(
+    "lease-release",
+    "end a lease once (KEYS: as lease-acquire; ARGV: lease id, now_ms or '')",
+    LEASE_RELEASE_SCRIPT,
+    LEASE_RELEASE_SHA1,
+    4,
+);
+/// [`LEASE_RECLAIM_SCRIPT`] as a [`Script`].
+pub const LEASE_RECLAIM: Script = Script::new(
+    "lease-reclaim",
+    "end leases past their deadline (KEYS: as lease-acquire; ARGV: now_ms or '', limit)",
+    LEASE_RECLAIM_SCRIPT,
+    LEASE_RECLAIM_SHA1,
+    4,
+);
 
 /// The four keys of a lease pool, `KEYS[1..=4]` of every lease script.
 ///

@@ -7,8 +7,10 @@
 //! assignments (including ones whose request later failed), not in-flight work.
 //!
 //! * the Lua scripts with their SHA1s, constants available without `alloc` for any client
-//!   that runs them: [`LEAST_USED`], [`SEED`], [`REMOVE`], [`RESTORE`] (as [`Script`]s,
-//!   all in [`SCRIPTS`]; texts also as `*_SCRIPT`, digests as `*_SHA1`);
+//!   that runs them: [`LEAST_USED`], [`SEED`], [`REMOVE`], [`RESTORE`] (as
+//!   [`Script`](crate::script::Script)s, all in [`POOL_SCRIPTS`] and in
+//!   [`crate::script::SCRIPTS`]; texts also as `*_SCRIPT`, digests as `*_SHA1`), and the
+//!   lease scripts in [`lease_script`];
 //! * [`SideKey`]: the hash where removed members' counts are remembered, kept in the pool
 //!   key's Redis Cluster slot;
 //! * `Pool` (feature `alloc`): the same semantics in memory, checked against a real
@@ -77,7 +79,7 @@ pub use keys::{KeyError, SideKey, SIDE_KEY_SUFFIX};
 pub use pool::{Pool, PoolError};
 pub use restore::{Restore, UnknownRestoreMode};
 pub use script::{
-    seed_overwrite_arg, Script, LEAST_USED, LEAST_USED_SCRIPT, LEAST_USED_SHA1, MAX_EXACT_COUNT,
-    REMOVE, REMOVE_SCRIPT, REMOVE_SHA1, RESTORE, RESTORE_SCRIPT, RESTORE_SHA1, SCRIPTS, SEED,
+    seed_overwrite_arg, LEAST_USED, LEAST_USED_SCRIPT, LEAST_USED_SHA1, MAX_EXACT_COUNT,
+    POOL_SCRIPTS, REMOVE, REMOVE_SCRIPT, REMOVE_SHA1, RESTORE, RESTORE_SCRIPT, RESTORE_SHA1, SEED,
     SEED_SCRIPT, SEED_SHA1,
 };

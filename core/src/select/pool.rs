@@ -3,6 +3,8 @@
 use alloc::vec::Vec;
 use core::fmt;
 
+use crate::error::ErrorCode;
+
 use super::{Restore, MAX_EXACT_COUNT};
 
 /// Why a pool operation was refused. Nothing was changed.
@@ -22,6 +24,8 @@ pub enum PoolError {
         /// The count asked for.
         initial: u64,
     },
+    /// A member is empty: a worker handed `""` could not reach anything.
+    EmptyMember,
 }
 
 impl fmt::Display for PoolError {
@@ -32,6 +36,24 @@ impl fmt::Display for PoolError {
                 "initial count {initial} is above 2^53 = {MAX_EXACT_COUNT}, the largest count \
                  a Redis sorted-set score (a double) holds exactly; seed with a smaller count"
             ),
+            PoolError::EmptyMember => {
+                f.write_str("pool members must not be empty; name each member, e.g. \"proxy-1\"")
+            }
+        }
+    }
+}
+
+impl PoolError {
+    /// The stable code of the error.
+    ///
+    /// ```
+    /// use keyroute::select::PoolError;
+    /// assert_eq!(PoolError::EmptyMember.code().as_str(), "EMPTY_MEMBER");
+    /// ```
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            PoolError::InitialCountTooLarge { .. } => ErrorCode::BadCount,
+            PoolError::EmptyMember => ErrorCode::EmptyMember,
         }
     }
 }
@@ -57,7 +79,7 @@ impl core::error::Error for PoolError {}
 /// assert_eq!(pool.pick().as_deref(), Some(&b"proxy-b"[..]));
 /// assert_eq!(pool.remove(b"proxy-a"), Some(1));
 /// assert_eq!(pool.pick().as_deref(), Some(&b"proxy-b"[..]));
-/// assert_eq!(pool.restore(b"proxy-a", Restore::AtMinimum), 2);
+/// assert_eq!(pool.restore(b"proxy-a", Restore::AtMinimum)?, 2);
 /// # Ok::<(), keyroute::select::PoolError>(())
 /// ```
 // Sorted vectors and a binary heap rather than B-trees: the same answers with a fraction
@@ -163,8 +185,8 @@ impl Pool {
     /// once).
     ///
     /// # Errors
-    /// [`PoolError::InitialCountTooLarge`] when `initial > MAX_EXACT_COUNT`; the pool is
-    /// unchanged.
+    /// [`PoolError::InitialCountTooLarge`] when `initial > MAX_EXACT_COUNT`,
+    /// [`PoolError::EmptyMember`] when a member is empty; the pool is unchanged.
     ///
     /// ```
     /// use keyroute::select::Pool;
@@ -184,9 +206,14 @@ impl Pool {
         if initial > MAX_EXACT_COUNT {
             return Err(PoolError::InitialCountTooLarge { initial });
         }
+        // Checked before the first change: a refused seed changes nothing.
+        let members: Vec<I::Item> = members.into_iter().collect();
+        if members.iter().any(|m| m.as_ref().is_empty()) {
+            return Err(PoolError::EmptyMember);
+        }
         let mut fresh: Vec<Vec<u8>> = Vec::new();
         let mut changed = false;
-        for member in members {
+        for member in &members {
             let member = member.as_ref();
             match find(&self.members, member) {
                 Ok(i) => {
@@ -310,6 +337,9 @@ impl Pool {
     /// the pool now, 0 when the pool is empty. A member already in the pool keeps its
     /// count. The remembered count is forgotten either way.
     ///
+    /// # Errors
+    /// [`PoolError::EmptyMember`] for an empty member; the pool is unchanged.
+    ///
     /// ```
     /// use keyroute::select::{Pool, Restore};
     /// let mut pool = Pool::new();
@@ -317,15 +347,19 @@ impl Pool {
     /// pool.pick_many(6);
     /// assert_eq!(pool.remove(b"a"), Some(3));
     /// pool.pick_many(4);
-    /// assert_eq!(pool.restore(b"a", Restore::Keep), 3);
-    /// assert_eq!(pool.restore(b"c", Restore::Keep), 3);
+    /// assert_eq!(pool.restore(b"a", Restore::Keep)?, 3);
+    /// assert_eq!(pool.restore(b"c", Restore::Keep)?, 3);
+    /// assert!(pool.restore(b"", Restore::Keep).is_err());
     /// # Ok::<(), keyroute::select::PoolError>(())
     /// ```
-    pub fn restore(&mut self, member: &[u8], mode: Restore) -> u64 {
+    pub fn restore(&mut self, member: &[u8], mode: Restore) -> Result<u64, PoolError> {
+        if member.is_empty() {
+            return Err(PoolError::EmptyMember);
+        }
         let at = find(&self.members, member);
         let remembered = self.forget(member);
         let i = match at {
-            Ok(i) => return self.members[i].1,
+            Ok(i) => return Ok(self.members[i].1),
             Err(i) => i,
         };
         let remembered = match mode {
@@ -335,7 +369,7 @@ impl Pool {
         let count = remembered.unwrap_or_else(|| self.min_count().unwrap_or(0));
         self.members.insert(i, (member.to_vec(), count));
         self.reorder();
-        count
+        Ok(count)
     }
 
     /// The count of `member`, `None` when it is not in the pool.
@@ -465,11 +499,24 @@ mod tests {
     #[test]
     fn ties_go_to_memcmp_order() {
         let mut pool = Pool::new();
-        let members: [&[u8]; 5] = [b"b", b"a\xff", b"a", b"", b"A"];
+        let members: [&[u8]; 5] = [b"b", b"a\xff", b"a", b"\x00", b"A"];
         pool.seed(members, 0, false).expect("seed");
         let picks = pool.pick_many(5);
-        let expected: [&[u8]; 5] = [b"", b"A", b"a", b"a\xff", b"b"];
+        let expected: [&[u8]; 5] = [b"\x00", b"A", b"a", b"a\xff", b"b"];
         assert_eq!(picks, expected.map(<[u8]>::to_vec));
+    }
+
+    #[test]
+    fn empty_members_are_refused_and_change_nothing() {
+        let mut pool = Pool::new();
+        pool.seed(["a"], 3, false).expect("seed");
+        let before = pool.clone();
+        assert_eq!(pool.seed(["b", ""], 0, false), Err(PoolError::EmptyMember));
+        assert_eq!(
+            pool.restore(b"", Restore::Keep),
+            Err(PoolError::EmptyMember)
+        );
+        assert_eq!(counts(&pool), counts(&before));
     }
 
     #[test]
@@ -496,16 +543,16 @@ mod tests {
     #[test]
     fn restore_modes() {
         let mut pool = Pool::new();
-        assert_eq!(pool.restore(b"x", Restore::Keep), 0);
+        assert_eq!(pool.restore(b"x", Restore::Keep), Ok(0));
         assert_eq!(pool.remove(b"x"), Some(0));
         assert!(pool.is_empty());
-        assert_eq!(pool.restore(b"x", Restore::AtMinimum), 0);
+        assert_eq!(pool.restore(b"x", Restore::AtMinimum), Ok(0));
         pool.seed(["y"], 10, false).expect("seed");
         pool.pick_many(3);
         assert_eq!(pool.counts().len(), 2);
         assert_eq!(pool.remove(b"x"), Some(3));
-        assert_eq!(pool.restore(b"x", Restore::AtMinimum), 10);
+        assert_eq!(pool.restore(b"x", Restore::AtMinimum), Ok(10));
         assert_eq!(pool.removed().len(), 0);
-        assert_eq!(pool.restore(b"x", Restore::Keep), 10);
+        assert_eq!(pool.restore(b"x", Restore::Keep), Ok(10));
     }
 }

@@ -1,6 +1,8 @@
 //! How a removed member comes back into the pool.
 
 use core::fmt;
+
+use crate::error::ErrorCode;
 use core::str::FromStr;
 
 /// Which count a member gets when it is restored to the pool.
@@ -56,6 +58,17 @@ pub struct UnknownRestoreMode;
 impl fmt::Display for UnknownRestoreMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("unknown restore mode; use \"keep\" or \"at_minimum\"")
+    }
+}
+
+impl UnknownRestoreMode {
+    /// The stable code of the error: `BAD_RESTORE_MODE`.
+    ///
+    /// ```
+    /// assert_eq!(keyroute::select::UnknownRestoreMode.code().as_str(), "BAD_RESTORE_MODE");
+    /// ```
+    pub const fn code(&self) -> ErrorCode {
+        ErrorCode::BadRestoreMode
     }
 }
 

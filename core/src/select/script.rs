@@ -6,6 +6,8 @@
 //! `redis-server` and checks every SHA1 below against the server's `SCRIPT LOAD` answer.
 //! Every text ends with exactly one `\n`, covered by its SHA1.
 
+use crate::script::Script;
+
 /// The largest count a pool holds: 2^53; [`SEED_SCRIPT`] refuses larger initial counts.
 /// Redis keeps scores as doubles, which hold every integer in `0..=2^53` exactly. Picking
 /// a member at 2^53 leaves it at 2^53, as `ZINCRBY` does (2^53 + 1 rounds back to 2^53),
@@ -52,7 +54,7 @@ pub const SEED_SCRIPT: &str = include_str!("seed.lua");
 /// ```
 /// assert_eq!(keyroute::select::SEED_SHA1.len(), 40);
 /// ```
-pub const SEED_SHA1: &str = "94b2a10bc9f412927326d3add3cfdcaad66e96a8";
+pub const SEED_SHA1: &str = "9934714ce01d738f97acded2a12cc1b47973ee64";
 
 /// The remove script: takes a member out of the pool and remembers its count.
 ///
@@ -69,7 +71,7 @@ pub const REMOVE_SCRIPT: &str = include_str!("remove.lua");
 /// ```
 /// assert_eq!(keyroute::select::REMOVE_SHA1.len(), 40);
 /// ```
-pub const REMOVE_SHA1: &str = "3f651e09a03f280c89bbb5e8dbd757facdc14a05";
+pub const REMOVE_SHA1: &str = "0afcc9e86853acf7d42cfcc25832849a459c57ae";
 
 /// The restore script: puts a member back into the pool.
 ///
@@ -89,154 +91,68 @@ pub const RESTORE_SCRIPT: &str = include_str!("restore.lua");
 /// ```
 /// assert_eq!(keyroute::select::RESTORE_SHA1.len(), 40);
 /// ```
-pub const RESTORE_SHA1: &str = "ccb0ca3d6ff9504dca1c58d02bded32f5556985c";
-
-/// A pool script: its name, Lua text, SHA1 and key count, for clients that run it
-/// (`EVALSHA sha1 numkeys ...`, loading `text` on `NOSCRIPT`).
-///
-/// ```
-/// use keyroute::select::{Script, LEAST_USED};
-/// let script: &Script = Script::by_name("least-used").expect("a known script");
-/// assert_eq!(script, &LEAST_USED);
-/// assert_eq!(script.num_keys(), 1);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Script {
-    name: &'static str,
-    summary: &'static str,
-    text: &'static str,
-    sha1: &'static str,
-    num_keys: usize,
-}
-
-impl Script {
-    /// The script's name as the command line spells it, e.g. `least-used`.
-    ///
-    /// ```
-    /// assert_eq!(keyroute::select::RESTORE.name(), "restore");
-    /// ```
-    pub const fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// One line saying what the script does and what it takes.
-    ///
-    /// ```
-    /// assert!(!keyroute::select::SEED.summary().is_empty());
-    /// ```
-    pub const fn summary(&self) -> &'static str {
-        self.summary
-    }
-
-    /// The Lua text, ending with one `\n`.
-    ///
-    /// ```
-    /// use keyroute::select::{LEAST_USED, LEAST_USED_SCRIPT};
-    /// assert_eq!(LEAST_USED.text(), LEAST_USED_SCRIPT);
-    /// ```
-    pub const fn text(&self) -> &'static str {
-        self.text
-    }
-
-    /// The SHA1 of [`text`](Self::text), lowercase hex, as `EVALSHA` takes it.
-    ///
-    /// ```
-    /// use keyroute::select::{LEAST_USED, LEAST_USED_SHA1};
-    /// assert_eq!(LEAST_USED.sha1(), LEAST_USED_SHA1);
-    /// ```
-    pub const fn sha1(&self) -> &'static str {
-        self.sha1
-    }
-
-    /// How many keys the script takes (`numkeys` of `EVALSHA`): 1 for
-    /// [`LEAST_USED`] (the pool), 2 for the others (the pool, then its side key).
-    ///
-    /// ```
-    /// assert_eq!(keyroute::select::REMOVE.num_keys(), 2);
-    /// ```
-    pub const fn num_keys(&self) -> usize {
-        self.num_keys
-    }
-
-    /// Finds a script of [`SCRIPTS`] by name; `_` and `-` are interchangeable.
-    ///
-    /// ```
-    /// use keyroute::select::{Script, LEAST_USED};
-    /// assert_eq!(Script::by_name("least_used"), Some(&LEAST_USED));
-    /// assert_eq!(Script::by_name("most-used"), None);
-    /// ```
-    pub fn by_name(name: &str) -> Option<&'static Script> {
-        let all: &'static [Script; 4] = &SCRIPTS;
-        all.iter().find(|script| {
-            script.name.len() == name.len()
-                && script
-                    .name
-                    .bytes()
-                    .zip(name.bytes())
-                    .all(|(a, b)| a == b || (a == b'-' && b == b'_'))
-        })
-    }
-}
+pub const RESTORE_SHA1: &str = "e24e2701e85b3fbea0b88d8785e0886b28ffd020";
 
 /// [`LEAST_USED_SCRIPT`] as a [`Script`].
 ///
 /// ```
 /// assert_eq!(keyroute::select::LEAST_USED.name(), "least-used");
 /// ```
-pub const LEAST_USED: Script = Script {
-    name: "least-used",
-    summary: "pick the lowest-count member and increment it (KEYS: pool)",
-    text: LEAST_USED_SCRIPT,
-    sha1: LEAST_USED_SHA1,
-    num_keys: 1,
-};
+pub const LEAST_USED: Script = Script::new(
+    "least-used",
+    "pick the lowest-count member and increment it (KEYS: pool)",
+    LEAST_USED_SCRIPT,
+    LEAST_USED_SHA1,
+    1,
+);
 
 /// [`SEED_SCRIPT`] as a [`Script`].
 ///
 /// ```
 /// assert_eq!(keyroute::select::SEED.name(), "seed");
 /// ```
-pub const SEED: Script = Script {
-    name: "seed",
-    summary: "add members at an initial count (KEYS: pool, side; ARGV: initial, overwrite 0|1, members...)",
-    text: SEED_SCRIPT,
-    sha1: SEED_SHA1,
-    num_keys: 2,
-};
+pub const SEED: Script = Script::new(
+    "seed",
+    "add members at an initial count (KEYS: pool, side; ARGV: initial, overwrite 0|1, members...)",
+    SEED_SCRIPT,
+    SEED_SHA1,
+    2,
+);
 
 /// [`REMOVE_SCRIPT`] as a [`Script`].
 ///
 /// ```
 /// assert_eq!(keyroute::select::REMOVE.name(), "remove");
 /// ```
-pub const REMOVE: Script = Script {
-    name: "remove",
-    summary: "take a member out, remembering its count (KEYS: pool, side; ARGV: member)",
-    text: REMOVE_SCRIPT,
-    sha1: REMOVE_SHA1,
-    num_keys: 2,
-};
+pub const REMOVE: Script = Script::new(
+    "remove",
+    "take a member out, remembering its count (KEYS: pool, side; ARGV: member)",
+    REMOVE_SCRIPT,
+    REMOVE_SHA1,
+    2,
+);
 
 /// [`RESTORE_SCRIPT`] as a [`Script`].
 ///
 /// ```
 /// assert_eq!(keyroute::select::RESTORE.name(), "restore");
 /// ```
-pub const RESTORE: Script = Script {
-    name: "restore",
-    summary: "put a member back (KEYS: pool, side; ARGV: member, keep|at_minimum)",
-    text: RESTORE_SCRIPT,
-    sha1: RESTORE_SHA1,
-    num_keys: 2,
-};
+pub const RESTORE: Script = Script::new(
+    "restore",
+    "put a member back (KEYS: pool, side; ARGV: member, keep|at_minimum)",
+    RESTORE_SCRIPT,
+    RESTORE_SHA1,
+    2,
+);
 
-/// Every pool script, in the order the command line lists them.
+/// The least-used pool's scripts, in the order the command line lists them (every
+/// script of keyroute is in [`crate::script::SCRIPTS`]).
 ///
 /// ```
-/// let names: Vec<&str> = keyroute::select::SCRIPTS.iter().map(|s| s.name()).collect();
+/// let names: Vec<&str> = keyroute::select::POOL_SCRIPTS.iter().map(|s| s.name()).collect();
 /// assert_eq!(names, ["least-used", "seed", "remove", "restore"]);
 /// ```
-pub const SCRIPTS: [Script; 4] = [LEAST_USED, SEED, REMOVE, RESTORE];
+pub const POOL_SCRIPTS: [Script; 4] = [LEAST_USED, SEED, REMOVE, RESTORE];
 
 /// The `ARGV[2]` of [`SEED_SCRIPT`]: `"1"` to overwrite existing counts, `"0"` to keep them.
 ///
@@ -266,7 +182,7 @@ mod tests {
 
     #[test]
     fn every_text_ends_with_one_newline() {
-        for script in SCRIPTS {
+        for script in crate::script::SCRIPTS {
             assert!(script.text().ends_with('\n'), "{}", script.name());
             assert!(!script.text().ends_with("\n\n"), "{}", script.name());
             assert!(!script.text().contains('\r'), "{}", script.name());
@@ -275,8 +191,8 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_found() {
-        for script in SCRIPTS {
-            assert_eq!(Script::by_name(script.name()), Some(&script));
+        for script in crate::script::SCRIPTS {
+            assert_eq!(Script::by_name(script.name()), Some(script));
         }
         assert_eq!(Script::by_name(""), None);
         assert_eq!(Script::by_name("least-used-"), None);

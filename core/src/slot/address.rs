@@ -2,6 +2,8 @@
 //! the last `:`; an empty host means "the host you are already talking to").
 use core::fmt;
 
+use crate::error::ErrorCode;
+
 /// Splits `host:port` on the **last** `:` so unbracketed IPv6 works (`::1:6379` → `::1`,
 /// 6379), the way Redis writes addresses in `MOVED`/`ASK` and `CLUSTER NODES`. A bracketed
 /// host (`[::1]:6379`) is accepted too and returned without brackets. The host may be empty
@@ -68,6 +70,21 @@ impl fmt::Display for AddressError {
                 "address has unbalanced brackets; write IPv6 hosts as [addr]:port"
             }
         })
+    }
+}
+
+impl AddressError {
+    /// The stable code of the error: `BAD_PORT` for a bad port, else `BAD_ADDRESS`.
+    ///
+    /// ```
+    /// use keyroute::slot::AddressError;
+    /// assert_eq!(AddressError::MissingPort.code().as_str(), "BAD_ADDRESS");
+    /// ```
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            Self::BadPort => ErrorCode::BadPort,
+            Self::MissingPort | Self::UnbalancedBrackets => ErrorCode::BadAddress,
+        }
     }
 }
 

@@ -1,6 +1,8 @@
 //! Key → slot: `crc16_xmodem(hash_tag(key)) & 16383`, one key or a batch.
 use core::fmt;
 
+use crate::error::ErrorCode;
+
 use super::crc16::{fold16, fold_tail};
 use super::tag::{find_byte, has_byte16};
 use super::{crc16_xmodem, crc16_xmodem_update};
@@ -143,6 +145,21 @@ impl fmt::Display for BatchError {
                 "output buffer holds {out} slots but {keys} keys were given; \
                  pass a buffer at least as long as the key list"
             ),
+        }
+    }
+}
+
+impl BatchError {
+    /// The stable code of the error: `BUFFER_TOO_SMALL`.
+    ///
+    /// ```
+    /// use keyroute::slot::{key_slots, BatchError};
+    /// let err = key_slots(&[b"a"], &mut []).unwrap_err();
+    /// assert_eq!(err.code().as_str(), "BUFFER_TOO_SMALL");
+    /// ```
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            Self::OutputTooShort { .. } => ErrorCode::BufferTooSmall,
         }
     }
 }

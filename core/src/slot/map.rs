@@ -2,6 +2,8 @@
 use alloc::{string::String, vec, vec::Vec};
 use core::{fmt, ops::RangeInclusive};
 
+use crate::error::ErrorCode;
+
 use super::{key_slot, Address, Health, Node, NodeIndex, Role, SLOT_COUNT};
 
 /// Marks an unowned slot in the owner table.
@@ -586,6 +588,30 @@ impl fmt::Display for MapError {
                 "node id {id:?} is listed at {first} and at {second}; the reply is \
                  inconsistent, fetch it again"
             ),
+        }
+    }
+}
+
+impl MapError {
+    /// The stable code of the error.
+    ///
+    /// ```
+    /// use keyroute::slot::MapError;
+    /// assert_eq!(MapError::BadRange { start: 5, end: 1 }.code().as_str(), "BAD_RANGE");
+    /// ```
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            Self::BadRange { .. } => ErrorCode::BadRange,
+            Self::UnknownNode(_) => ErrorCode::UnknownNode,
+            Self::NotAMaster(_) => ErrorCode::NotAMaster,
+            Self::DuplicateId(_) => ErrorCode::DuplicateNode,
+            Self::TooManyNodes => ErrorCode::TooManyNodes,
+            Self::MissingPort(_) => ErrorCode::BadAddress,
+            Self::SlotOwnedTwice { .. }
+            | Self::ShardWithoutMaster { .. }
+            | Self::ShardWithSeveralMasters { .. }
+            | Self::RoleConflict(_)
+            | Self::AddressConflict { .. } => ErrorCode::InconsistentTopology,
         }
     }
 }

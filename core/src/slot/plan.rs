@@ -2,6 +2,8 @@
 use alloc::{string::String, vec, vec::Vec};
 use core::fmt;
 
+use crate::error::ErrorCode;
+
 use super::{NodeIndex, Role, SlotMap, SLOT_COUNT};
 
 /// Moving the slots `start..=end` from one master to another (or assigning them, when
@@ -341,6 +343,25 @@ impl fmt::Display for PlanError {
                 Owner(*found),
                 Owner(*expected)
             ),
+        }
+    }
+}
+
+impl PlanError {
+    /// The stable code of the error.
+    ///
+    /// ```
+    /// use keyroute::slot::PlanError;
+    /// assert_eq!(PlanError::NoWeight.code().as_str(), "BAD_PLAN");
+    /// ```
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            Self::NoWeight | Self::DuplicateWeight(_) | Self::MissingWeight { .. } => {
+                ErrorCode::BadPlan
+            }
+            Self::UnknownNode(_) => ErrorCode::UnknownNode,
+            Self::NotAMaster(_) => ErrorCode::NotAMaster,
+            Self::Stale { .. } => ErrorCode::StalePlan,
         }
     }
 }

@@ -1,6 +1,8 @@
 //! `MOVED` and `ASK` redirections: parsing the error text and what each does to a slot map.
 use core::fmt;
 
+use crate::error::ErrorCode;
+
 use super::{split_host_port, AddressError, SLOT_COUNT};
 
 /// Which redirection a node answered with.
@@ -155,6 +157,23 @@ impl fmt::Display for RedirectError {
             Self::BadSlot => f.write_str("redirection slot must be a decimal number in 0..=16383"),
             Self::BadAddress(e) => write!(f, "redirection target: {e}"),
             Self::NotUtf8 => f.write_str("redirection message is not valid UTF-8"),
+        }
+    }
+}
+
+impl RedirectError {
+    /// The stable code of the error: `NOT_A_REDIRECT` for another error message, else
+    /// `BAD_REDIRECT`.
+    ///
+    /// ```
+    /// use keyroute::slot::Redirect;
+    /// assert_eq!(Redirect::parse("ERR x").unwrap_err().code().as_str(), "NOT_A_REDIRECT");
+    /// assert_eq!(Redirect::parse("MOVED 99999 h:1").unwrap_err().code().as_str(), "BAD_REDIRECT");
+    /// ```
+    pub const fn code(&self) -> ErrorCode {
+        match self {
+            Self::NotARedirect => ErrorCode::NotARedirect,
+            _ => ErrorCode::BadRedirect,
         }
     }
 }

@@ -21,9 +21,11 @@ and "removed" (HGETALL side after it, [[member_hex, count], ...] sorted by membe
   {"op": "pick", "result_hex": hex | null}
   {"op": "pick_many", "n": n, "result_hex": [hex, ...]}        (the least-used script n times)
   {"op": "seed", "members_hex": [...], "initial": n, "overwrite": bool, "result": n}
-      or, when the server refused it (initial > 2^53), "error": message instead of "result"
+      or, when the server refused it (initial > 2^53, an empty member), "error": message
+      instead of "result"
   {"op": "remove", "member_hex": hex, "result": n | null}
   {"op": "restore", "member_hex": hex, "mode": "keep" | "at_minimum", "result": n}
+      or, when the server refused it (an empty member), "error": message instead of "result"
 Each sequence starts from an empty database (FLUSHALL). All counts are in 0..=2^53, exact
 as JSON numbers in every language.
 """
@@ -247,8 +249,12 @@ class Runner:
         self._state({"op": "remove", "member_hex": member.hex(), "result": got})
 
     def restore(self, member, mode):
-        got = self._eval("restore", [self.pool, self.side], [member, mode])
-        self._state({"op": "restore", "member_hex": member.hex(), "mode": mode, "result": got})
+        op = {"op": "restore", "member_hex": member.hex(), "mode": mode}
+        try:
+            op["result"] = self._eval("restore", [self.pool, self.side], [member, mode])
+        except RespError as err:
+            op["error"] = str(err)
+        self._state(op)
 
 
 def exact_int(score):
@@ -269,7 +275,7 @@ def sequences(run):
     run.pick_many(8)
 
     out.append(run.begin("ties_memcmp_binary_utf8", b"pool-untagged"))
-    members = [b"b", b"a", b"ab", b"abc", b"a\x00", b"a\xff", b"A", b"", b"\x00", b"\xff\xfe",
+    members = [b"b", b"a", b"ab", b"abc", b"a\x00", b"a\xff", b"A", b"\x00", b"\xff\xfe",
                "é".encode(), "日本".encode(), "e\u0301".encode(), b"a b", b"\r\n", b"{x}"]
     run.seed(members, 0, False)
     for _ in range(2 * len(members) + 3):
@@ -289,6 +295,14 @@ def sequences(run):
     run.remove(b"ghost")
     run.restore(b"ghost", "keep")
     run.pick_many(2)
+
+    out.append(run.begin("empty_members_refused", b"{refused}:pool"))
+    run.seed([b"a", b"b"], 0, False)
+    run.pick()
+    run.seed([b"c", b""], 0, False)
+    run.restore(b"", "keep")
+    run.restore(b"", "at_minimum")
+    run.pick_many(3)
 
     out.append(run.begin("seed_keeps_or_overwrites", b"{seed}:pool"))
     run.seed([b"a", b"b"], 0, False)
@@ -377,7 +391,7 @@ def sequences(run):
     run.pick_many(20)
 
     rng = random.Random(20240601)
-    names = [b"a", b"b", b"ab", b"", b"\xff", "ü".encode(), b"x1", b"x10", b"x2"]
+    names = [b"a", b"b", b"ab", b"\x00", b"\xff", "ü".encode(), b"x1", b"x10", b"x2"]
     out.append(run.begin("random_walk", b"random{walk}"))
     run.seed(names[:5], 0, False)
     for _ in range(400):

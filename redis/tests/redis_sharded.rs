@@ -1,7 +1,6 @@
 //! The ring-sharded client over standalone Redis nodes (feature `redis`): routing, and
 //! adding/removing a node with a rebalance that moves exactly the keys whose owner
 //! changed, with a concurrent writer, losing and duplicating nothing.
-#![cfg(feature = "redis")]
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -12,9 +11,9 @@ use std::sync::Arc;
 use std::thread;
 
 use common::cluster::{connect, Nodes};
-use keyroute::redis::sharded::{ShardedClient, ShardedConfig};
 use keyroute::ring::{Profile, Ring};
 use keyroute::slot::Address;
+use keyroute_redis::sharded::{ShardedClient, ShardedConfig};
 
 const KEYS: usize = 5_000;
 

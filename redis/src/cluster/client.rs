@@ -17,110 +17,16 @@
 //! retried after a connection error may have run once already (at-least-once); only
 //! idempotent commands are safe to retry blindly, exactly as with any Redis client.
 use std::collections::HashMap;
-use std::string::{String, ToString};
+use std::fmt;
 use std::thread;
 use std::time::{Duration, Instant};
-use std::vec::Vec;
-use std::{fmt, format};
 
+use keyroute::slot::{key_slot, Address, Redirect, RedirectAction, SlotMap, SLOT_COUNT};
 use redis::{Cmd, Connection, ConnectionLike, FromRedisValue, ServerErrorKind, Value};
 
 use super::topology::{fetch_topology, TopologySource};
-use crate::ring::RingError;
-use crate::slot::{key_slot, Address, MapError, PlanError, Redirect, RedirectAction, SlotMap};
-
-/// Errors of the cluster client, the resharding executor and the sharded client.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum ClusterError {
-    /// The `redis` crate reported an error (connection, timeout, or an error reply that
-    /// is not retried).
-    Redis(redis::RedisError),
-    /// A topology reply did not fit the core slot model.
-    Map(MapError),
-    /// A resharding plan could not be made or applied.
-    Plan(PlanError),
-    /// A ring change was refused.
-    Ring(RingError),
-    /// A reply had an unexpected shape.
-    Protocol(String),
-    /// No node serves the slot, even after a refresh.
-    NoOwner {
-        /// The slot.
-        slot: u16,
-    },
-    /// The command was tried [`ClusterConfig::max_attempts`] times.
-    TooManyAttempts {
-        /// The slot routed on.
-        slot: u16,
-        /// The last error seen.
-        last: String,
-    },
-    /// No node of the seed list or the current map answered `CLUSTER SHARDS`/`SLOTS`.
-    NoReachableNode(String),
-    /// Another operation must finish first (e.g. a pending ring change awaiting
-    /// [`rebalance`](super::sharded::ShardedClient::rebalance)).
-    Busy(&'static str),
-    /// A node is not known (sharded client: name not in the ring).
-    UnknownNode(String),
-}
-
-impl fmt::Display for ClusterError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Redis(e) => write!(f, "redis: {e}"),
-            Self::Map(e) => write!(f, "slot map: {e}"),
-            Self::Plan(e) => write!(f, "resharding plan: {e}"),
-            Self::Ring(e) => write!(f, "ring: {e}"),
-            Self::Protocol(s) => write!(f, "unexpected reply: {s}"),
-            Self::NoOwner { slot } => write!(f, "no node serves slot {slot}"),
-            Self::TooManyAttempts { slot, last } => {
-                write!(f, "slot {slot}: gave up after retries; last error: {last}")
-            }
-            Self::NoReachableNode(s) => write!(f, "no cluster node reachable: {s}"),
-            Self::Busy(s) => write!(f, "busy: {s}"),
-            Self::UnknownNode(s) => write!(f, "unknown node {s:?}"),
-        }
-    }
-}
-
-impl std::error::Error for ClusterError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Redis(e) => Some(e),
-            Self::Map(e) => Some(e),
-            Self::Plan(e) => Some(e),
-            Self::Ring(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<redis::RedisError> for ClusterError {
-    fn from(e: redis::RedisError) -> Self {
-        Self::Redis(e)
-    }
-}
-impl From<redis::ParsingError> for ClusterError {
-    fn from(e: redis::ParsingError) -> Self {
-        Self::Redis(e.into())
-    }
-}
-impl From<MapError> for ClusterError {
-    fn from(e: MapError) -> Self {
-        Self::Map(e)
-    }
-}
-impl From<PlanError> for ClusterError {
-    fn from(e: PlanError) -> Self {
-        Self::Plan(e)
-    }
-}
-impl From<RingError> for ClusterError {
-    fn from(e: RingError) -> Self {
-        Self::Ring(e)
-    }
-}
+use crate::conn::{command_key, open_addr, parse_seed, Timeouts};
+use crate::error::Error;
 
 /// Timeouts, retries and refresh throttling of a [`ClusterClient`].
 #[derive(Debug, Clone)]
@@ -139,6 +45,16 @@ pub struct ClusterConfig {
     /// After a `MOVED`, the full refresh waits until this long since the previous one
     /// (the moved slot itself is updated at once). Default 100 ms.
     pub refresh_interval: Duration,
+}
+
+impl ClusterConfig {
+    /// The connect and I/O timeouts as [`Timeouts`].
+    pub fn timeouts(&self) -> Timeouts {
+        Timeouts {
+            connect: self.connect_timeout,
+            io: self.io_timeout,
+        }
+    }
 }
 
 impl Default for ClusterConfig {
@@ -167,43 +83,18 @@ pub struct ClusterStats {
     pub backoffs: u64,
 }
 
-/// Opens a connection to `addr` with the config's timeouts.
-pub(crate) fn open(
-    addr: &Address,
-    connect: Duration,
-    io: Duration,
-) -> Result<Connection, redis::RedisError> {
-    let info = redis::ConnectionAddr::Tcp(addr.host.clone(), addr.port);
-    let con = redis::Client::open(info)?.get_connection_with_timeout(connect)?;
-    con.set_read_timeout(Some(io))?;
-    con.set_write_timeout(Some(io))?;
-    Ok(con)
-}
-
-/// Parses `redis://host:port[/...]` or `host:port` into an [`Address`].
-///
-/// # Errors
-/// [`ClusterError::Protocol`] for anything else (Unix sockets, TLS are not routed).
-pub fn parse_seed(seed: &str) -> Result<Address, ClusterError> {
-    let rest = seed.strip_prefix("redis://").unwrap_or(seed);
-    let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
-    let hostport = rest.split('/').next().unwrap_or(rest);
-    let hostport = hostport.replace(['[', ']'], "");
-    Address::parse(&hostport).map_err(|e| ClusterError::Protocol(format!("seed {seed:?}: {e}")))
-}
-
 /// A Redis Cluster client routing single-key commands by slot (see the module docs).
 ///
 /// Not `Sync`: one client per thread, each with its own connections (one per node).
 ///
 /// ```no_run
-/// use keyroute::redis::cluster::{ClusterClient, ClusterConfig};
+/// use keyroute_redis::cluster::{ClusterClient, ClusterConfig};
 ///
 /// let mut c = ClusterClient::connect(&["redis://127.0.0.1:7000"], ClusterConfig::default())?;
 /// c.set(b"user:1", b"alice")?;
 /// assert_eq!(c.get(b"user:1")?.as_deref(), Some(&b"alice"[..]));
 /// let n: i64 = c.query(&redis::cmd("INCR").arg("hits"))?;
-/// # Ok::<(), keyroute::redis::cluster::ClusterError>(())
+/// # Ok::<(), keyroute_redis::Error>(())
 /// ```
 pub struct ClusterClient {
     seeds: Vec<Address>,
@@ -237,7 +128,7 @@ impl ClusterClient {
     ///
     /// # Errors
     /// A bad seed, or no seed answering with a valid topology.
-    pub fn connect(seeds: &[&str], config: ClusterConfig) -> Result<Self, ClusterError> {
+    pub fn connect(seeds: &[&str], config: ClusterConfig) -> Result<Self, Error> {
         let seeds = seeds
             .iter()
             .map(|s| parse_seed(s))
@@ -284,8 +175,8 @@ impl ClusterClient {
     /// Connections to nodes that left the map are closed.
     ///
     /// # Errors
-    /// [`ClusterError::NoReachableNode`] if nobody answered with a complete-enough map.
-    pub fn refresh(&mut self) -> Result<(), ClusterError> {
+    /// [`Error::NoReachableNode`] if nobody answered with a complete-enough map.
+    pub fn refresh(&mut self) -> Result<(), Error> {
         let mut candidates: Vec<Address> =
             self.map.masters().map(|(_, n)| n.addr().clone()).collect();
         for s in &self.seeds {
@@ -297,13 +188,13 @@ impl ClusterClient {
         for addr in candidates {
             let res = match self.conns.get_mut(&addr) {
                 Some(con) => fetch_topology(con),
-                None => match open(&addr, self.config.connect_timeout, self.config.io_timeout) {
+                None => match open_addr(&addr, self.config.timeouts()) {
                     Ok(mut con) => {
                         let r = fetch_topology(&mut con);
                         self.conns.insert(addr.clone(), con);
                         r
                     }
-                    Err(e) => Err(e.into()),
+                    Err(e) => Err(e),
                 },
             };
             match res {
@@ -320,14 +211,14 @@ impl ClusterClient {
                 }
                 Ok(_) => last = format!("{addr}: no slot is served"),
                 Err(e) => {
-                    if matches!(&e, ClusterError::Redis(r) if is_connection_error(r)) {
+                    if e.is_connection_error() {
                         self.conns.remove(&addr);
                     }
                     last = format!("{addr}: {e}");
                 }
             }
         }
-        Err(ClusterError::NoReachableNode(last))
+        Err(Error::NoReachableNode(last))
     }
 
     fn maybe_refresh(&mut self) {
@@ -349,54 +240,44 @@ impl ClusterClient {
         thread::sleep(d);
     }
 
-    fn connection(&mut self, addr: &Address) -> Result<&mut Connection, redis::RedisError> {
-        if !self.conns.contains_key(addr) {
-            let con = open(addr, self.config.connect_timeout, self.config.io_timeout)?;
-            self.conns.insert(addr.clone(), con);
+    fn connection(&mut self, addr: &Address) -> Result<&mut Connection, Error> {
+        match self.conns.entry(addr.clone()) {
+            std::collections::hash_map::Entry::Occupied(e) => Ok(e.into_mut()),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                Ok(e.insert(open_addr(addr, self.config.timeouts())?))
+            }
         }
-        Ok(self.conns.get_mut(addr).expect("just inserted"))
     }
 
     /// Sends `cmd` (whose key hashes to `slot`) to `addr`, with `ASKING` first if `asking`.
-    fn send(
-        &mut self,
-        addr: &Address,
-        cmd: &Cmd,
-        asking: bool,
-    ) -> Result<Value, redis::RedisError> {
+    fn send(&mut self, addr: &Address, cmd: &Cmd, asking: bool) -> Result<Value, Error> {
+        let io = self.config.io_timeout;
         let con = self.connection(addr)?;
+        let fail = |e: redis::RedisError| Error::from_redis(&format!("{addr}"), &e, Some(io));
         if asking {
-            let ok = con.req_command(&redis::cmd("ASKING"))?;
+            let ok = con.req_command(&redis::cmd("ASKING")).map_err(fail)?;
             if let Value::ServerError(e) = ok {
                 return Ok(Value::ServerError(e));
             }
         }
-        con.req_command(cmd)
+        con.req_command(cmd).map_err(fail)
     }
 
     /// Runs `cmd` on the master serving `slot`, following redirects (see module docs).
     ///
     /// # Errors
-    /// Any non-retried error reply or connection error as [`ClusterError::Redis`];
-    /// [`ClusterError::TooManyAttempts`] after [`ClusterConfig::max_attempts`] tries.
-    pub fn query_slot<T: FromRedisValue>(
-        &mut self,
-        slot: u16,
-        cmd: &Cmd,
-    ) -> Result<T, ClusterError> {
+    /// Any non-retried error reply or connection error as [`Error::Redis`];
+    /// [`Error::TooManyAttempts`] after [`ClusterConfig::max_attempts`] tries.
+    pub fn query_slot<T: FromRedisValue>(&mut self, slot: u16, cmd: &Cmd) -> Result<T, Error> {
         let v = self.route(slot, cmd)?;
-        Ok(T::from_redis_value(v)?)
+        T::from_redis_value(v).map_err(|e| Error::protocol(format!("slot {slot}"), e.to_string()))
     }
 
     /// Runs a single-key `cmd`, routed by `key`.
     ///
     /// # Errors
     /// As [`query_slot`](Self::query_slot).
-    pub fn query_key<T: FromRedisValue>(
-        &mut self,
-        key: &[u8],
-        cmd: &Cmd,
-    ) -> Result<T, ClusterError> {
+    pub fn query_key<T: FromRedisValue>(&mut self, key: &[u8], cmd: &Cmd) -> Result<T, Error> {
         self.query_slot(key_slot(key), cmd)
     }
 
@@ -405,12 +286,12 @@ impl ClusterClient {
     /// [`query_key`](Self::query_key) for commands whose key is elsewhere.
     ///
     /// # Errors
-    /// [`ClusterError::Protocol`] if `cmd` has no argument; else as
+    /// [`Error::Protocol`] if `cmd` has no argument; else as
     /// [`query_slot`](Self::query_slot).
-    pub fn query<T: FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T, ClusterError> {
+    pub fn query<T: FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T, Error> {
         let slot = command_key(cmd)
             .map(key_slot)
-            .ok_or_else(|| ClusterError::Protocol("command without a key".to_string()))?;
+            .ok_or_else(|| Error::protocol("cluster", "command without a key".to_string()))?;
         self.query_slot(slot, cmd)
     }
 
@@ -418,7 +299,7 @@ impl ClusterClient {
     ///
     /// # Errors
     /// As [`query_slot`](Self::query_slot).
-    pub fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, ClusterError> {
+    pub fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
         self.query_key(key, redis::cmd("GET").arg(key))
     }
 
@@ -426,7 +307,7 @@ impl ClusterClient {
     ///
     /// # Errors
     /// As [`query_slot`](Self::query_slot).
-    pub fn set(&mut self, key: &[u8], value: &[u8]) -> Result<(), ClusterError> {
+    pub fn set(&mut self, key: &[u8], value: &[u8]) -> Result<(), Error> {
         self.query_key(key, redis::cmd("SET").arg(key).arg(value))
     }
 
@@ -434,12 +315,12 @@ impl ClusterClient {
     ///
     /// # Errors
     /// As [`query_slot`](Self::query_slot).
-    pub fn del(&mut self, key: &[u8]) -> Result<bool, ClusterError> {
+    pub fn del(&mut self, key: &[u8]) -> Result<bool, Error> {
         let n: i64 = self.query_key(key, redis::cmd("DEL").arg(key))?;
         Ok(n > 0)
     }
 
-    fn route(&mut self, slot: u16, cmd: &Cmd) -> Result<Value, ClusterError> {
+    fn route(&mut self, slot: u16, cmd: &Cmd) -> Result<Value, Error> {
         let mut ask: Option<Address> = None;
         let mut last = String::new();
         for attempt in 0..self.config.max_attempts {
@@ -452,12 +333,12 @@ impl ClusterClient {
                     None => {
                         if self.last_refresh.elapsed() < self.config.refresh_interval && attempt > 0
                         {
-                            return Err(ClusterError::NoOwner { slot });
+                            return Err(Error::NoOwner { slot });
                         }
                         self.refresh()?;
                         match self.map.node_for_slot(slot) {
                             Some(n) => n.addr().clone(),
-                            None => return Err(ClusterError::NoOwner { slot }),
+                            None => return Err(Error::NoOwner { slot }),
                         }
                     }
                 },
@@ -467,7 +348,7 @@ impl ClusterClient {
                 Outcome::Retry(why) => last = why,
             }
         }
-        Err(ClusterError::TooManyAttempts { slot, last })
+        Err(Error::TooManyAttempts { slot, last })
     }
 
     fn attempt(
@@ -477,25 +358,25 @@ impl ClusterClient {
         asking: bool,
         ask: &mut Option<Address>,
         attempt: u32,
-    ) -> Result<Outcome, ClusterError> {
+    ) -> Result<Outcome, Error> {
         let err = match self.send(addr, cmd, asking) {
             Ok(Value::ServerError(e)) => e,
             Ok(v) => return Ok(Outcome::Done(v)),
-            Err(e) if is_connection_error(&e) => {
+            Err(e) if e.is_connection_error() => {
                 self.conns.remove(addr);
-                let why = format!("{addr}: {e}");
+                let why = e.to_string();
                 self.backoff(attempt);
                 let _ = self.refresh();
                 return Ok(Outcome::Retry(why));
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         };
         let why = format!("{addr}: {} {}", err.code(), err.details().unwrap_or(""));
         match err.kind() {
             Some(ServerErrorKind::Moved | ServerErrorKind::Ask) => {
                 let text = format!("{} {}", err.code(), err.details().unwrap_or(""));
                 let redirect = Redirect::parse(&text)
-                    .map_err(|e| ClusterError::Protocol(format!("{text:?}: {e}")))?;
+                    .map_err(|e| Error::protocol("cluster", format!("{text:?}: {e}")))?;
                 match self.map.apply_redirect(&redirect, &addr.host)? {
                     RedirectAction::Moved { .. } => {
                         self.stats.moved += 1;
@@ -504,6 +385,12 @@ impl ClusterClient {
                     RedirectAction::Ask { addr, .. } => {
                         self.stats.asked += 1;
                         *ask = Some(addr);
+                    }
+                    other => {
+                        return Err(Error::protocol(
+                            "cluster",
+                            format!("unexpected redirect {other:?}"),
+                        ))
                     }
                 }
                 Ok(Outcome::Retry(why))
@@ -523,26 +410,13 @@ impl ClusterClient {
                 self.backoff(attempt);
                 Ok(Outcome::Retry(why))
             }
-            _ => Err(ClusterError::Redis(err.into())),
+            _ => Err(Error::from_redis(
+                &format!("{addr}"),
+                &err.into(),
+                Some(self.config.io_timeout),
+            )),
         }
     }
-}
-
-/// The key of a single-key command: its first argument after the name.
-#[must_use]
-pub fn command_key(cmd: &Cmd) -> Option<&[u8]> {
-    match cmd.args_iter().nth(1)? {
-        redis::Arg::Simple(b) => Some(b),
-        _ => None,
-    }
-}
-
-pub(crate) fn is_connection_error(e: &redis::RedisError) -> bool {
-    e.is_io_error()
-        || e.is_timeout()
-        || e.is_connection_dropped()
-        || e.is_connection_refusal()
-        || e.is_unrecoverable_error()
 }
 
 trait OwnerCount {
@@ -551,6 +425,6 @@ trait OwnerCount {
 
 impl OwnerCount for SlotMap {
     fn owner_count(&self) -> usize {
-        usize::from(crate::slot::SLOT_COUNT) - self.unassigned_count()
+        usize::from(SLOT_COUNT) - self.unassigned_count()
     }
 }

@@ -10,10 +10,10 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use keyroute::redis::cluster::{ClusterClient, ClusterConfig};
+use keyroute_redis::cluster::{ClusterClient, ClusterConfig};
 
 #[allow(dead_code)]
-#[path = "../tests/common/cluster.rs"]
+#[path = "../../redis/tests/common/cluster.rs"]
 mod cluster;
 
 fn keys() -> Vec<Vec<u8>> {

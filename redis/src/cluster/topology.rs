@@ -4,15 +4,11 @@
 //! Only the wire parsing lives here; the model and its builders are
 //! [`SlotMap::from_shards`] and [`SlotMap::from_slots`] in [`crate::slot`]. Replies are
 //! accepted in RESP2 (flat key/value arrays) and RESP3 (maps) form.
-use std::string::{String, ToString};
-use std::vec::Vec;
+use keyroute::slot::{Health, Role, Shard, ShardNode, SlotMap, SlotsEntry, SlotsNode};
+use redis::{ConnectionLike, Value};
 
-use redis::{ConnectionLike, ServerErrorKind, Value};
-
-use std::time::Duration;
-
-use super::cluster::{open, parse_seed, ClusterError};
-use crate::slot::{Health, Role, Shard, ShardNode, SlotMap, SlotsEntry, SlotsNode};
+use crate::conn::{open_addr, parse_seed, Timeouts};
+use crate::error::Error;
 
 /// Which command produced a [`SlotMap`] in [`fetch_topology`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,16 +24,12 @@ pub enum TopologySource {
 ///
 /// # Errors
 /// A connection error, a server error other than "unknown subcommand" on
-/// `CLUSTER SHARDS`, a malformed reply ([`ClusterError::Protocol`]) or an inconsistent one
-/// ([`ClusterError::Map`]).
-pub fn fetch_topology(
-    con: &mut dyn ConnectionLike,
-) -> Result<(SlotMap, TopologySource), ClusterError> {
+/// `CLUSTER SHARDS`, a malformed reply ([`Error::Protocol`]) or an inconsistent one
+/// ([`Error::Map`]).
+pub fn fetch_topology(con: &mut dyn ConnectionLike) -> Result<(SlotMap, TopologySource), Error> {
     match fetch_shards(con) {
         Ok(shards) => Ok((SlotMap::from_shards(&shards)?, TopologySource::Shards)),
-        Err(ClusterError::Redis(e))
-            if e.kind() == redis::ErrorKind::Server(ServerErrorKind::ResponseError) =>
-        {
+        Err(Error::Server { code, .. }) if code == "ERR" => {
             let entries = fetch_slots(con)?;
             Ok((SlotMap::from_slots(&entries)?, TopologySource::Slots))
         }
@@ -52,34 +44,39 @@ pub fn fetch_topology(
 /// A bad seed, a connection error, or as [`fetch_topology`].
 pub fn fetch_topology_from(
     seed: &str,
-    connect_timeout: Duration,
-    io_timeout: Duration,
-) -> Result<(SlotMap, TopologySource), ClusterError> {
+    timeouts: Timeouts,
+) -> Result<(SlotMap, TopologySource), Error> {
     let addr = parse_seed(seed)?;
-    let mut con = open(&addr, connect_timeout, io_timeout)?;
+    let mut con = open_addr(&addr, timeouts)?;
     fetch_topology(&mut con)
 }
 
 /// Sends `CLUSTER SHARDS` and parses the reply.
 ///
 /// # Errors
-/// Connection or server error; [`ClusterError::Protocol`] for a malformed reply.
-pub fn fetch_shards(con: &mut dyn ConnectionLike) -> Result<Vec<Shard>, ClusterError> {
-    let v: Value = redis::cmd("CLUSTER").arg("SHARDS").query(con)?;
+/// Connection or server error; [`Error::Protocol`] for a malformed reply.
+pub fn fetch_shards(con: &mut dyn ConnectionLike) -> Result<Vec<Shard>, Error> {
+    let v: Value = redis::cmd("CLUSTER")
+        .arg("SHARDS")
+        .query(con)
+        .map_err(|e| Error::from_redis("CLUSTER SHARDS", &e, None))?;
     parse_shards(&v)
 }
 
 /// Sends `CLUSTER SLOTS` and parses the reply.
 ///
 /// # Errors
-/// Connection or server error; [`ClusterError::Protocol`] for a malformed reply.
-pub fn fetch_slots(con: &mut dyn ConnectionLike) -> Result<Vec<SlotsEntry>, ClusterError> {
-    let v: Value = redis::cmd("CLUSTER").arg("SLOTS").query(con)?;
+/// Connection or server error; [`Error::Protocol`] for a malformed reply.
+pub fn fetch_slots(con: &mut dyn ConnectionLike) -> Result<Vec<SlotsEntry>, Error> {
+    let v: Value = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query(con)
+        .map_err(|e| Error::from_redis("CLUSTER SLOTS", &e, None))?;
     parse_slots(&v)
 }
 
-fn bad(what: &str) -> ClusterError {
-    ClusterError::Protocol(what.to_string())
+fn bad(what: &str) -> Error {
+    Error::protocol("cluster topology", what)
 }
 
 fn items(v: &Value) -> Option<&[Value]> {
@@ -120,13 +117,13 @@ fn int(v: &Value) -> Option<i64> {
     }
 }
 
-fn slot(v: &Value) -> Result<u16, ClusterError> {
+fn slot(v: &Value) -> Result<u16, Error> {
     int(v)
         .and_then(|i| u16::try_from(i).ok())
         .ok_or_else(|| bad("slot is not an integer in 0..=65535"))
 }
 
-fn port(v: &Value) -> Result<u16, ClusterError> {
+fn port(v: &Value) -> Result<u16, Error> {
     int(v)
         .and_then(|i| u16::try_from(i).ok())
         .ok_or_else(|| bad("port is not an integer in 0..=65535"))
@@ -135,8 +132,8 @@ fn port(v: &Value) -> Result<u16, ClusterError> {
 /// Parses a `CLUSTER SHARDS` reply (RESP2 or RESP3).
 ///
 /// # Errors
-/// [`ClusterError::Protocol`] if the shape is not that of `CLUSTER SHARDS`.
-pub fn parse_shards(v: &Value) -> Result<Vec<Shard>, ClusterError> {
+/// [`Error::Protocol`] if the shape is not that of `CLUSTER SHARDS`.
+pub fn parse_shards(v: &Value) -> Result<Vec<Shard>, Error> {
     let shards = items(v).ok_or_else(|| bad("CLUSTER SHARDS: not an array"))?;
     let mut out = Vec::with_capacity(shards.len());
     for s in shards {
@@ -165,7 +162,7 @@ pub fn parse_shards(v: &Value) -> Result<Vec<Shard>, ClusterError> {
     Ok(out)
 }
 
-fn parse_shard_node(v: &Value) -> Result<ShardNode, ClusterError> {
+fn parse_shard_node(v: &Value) -> Result<ShardNode, Error> {
     let mut node = ShardNode {
         id: String::new(),
         port: None,
@@ -212,8 +209,8 @@ fn parse_shard_node(v: &Value) -> Result<ShardNode, ClusterError> {
 /// Parses a `CLUSTER SLOTS` reply (RESP2 or RESP3).
 ///
 /// # Errors
-/// [`ClusterError::Protocol`] if the shape is not that of `CLUSTER SLOTS`.
-pub fn parse_slots(v: &Value) -> Result<Vec<SlotsEntry>, ClusterError> {
+/// [`Error::Protocol`] if the shape is not that of `CLUSTER SLOTS`.
+pub fn parse_slots(v: &Value) -> Result<Vec<SlotsEntry>, Error> {
     let entries = items(v).ok_or_else(|| bad("CLUSTER SLOTS: not an array"))?;
     let mut out = Vec::with_capacity(entries.len());
     for e in entries {
@@ -234,7 +231,7 @@ pub fn parse_slots(v: &Value) -> Result<Vec<SlotsEntry>, ClusterError> {
     Ok(out)
 }
 
-fn parse_slots_node(v: &Value) -> Result<SlotsNode, ClusterError> {
+fn parse_slots_node(v: &Value) -> Result<SlotsNode, Error> {
     let n = items(v).ok_or_else(|| bad("CLUSTER SLOTS: node is not an array"))?;
     if n.len() < 2 {
         return Err(bad("CLUSTER SLOTS: node without endpoint and port"));

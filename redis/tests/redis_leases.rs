@@ -1,8 +1,7 @@
-//! `keyroute::redis::Leases` (least-concurrency) on a real redis-server: acquire goes to
+//! `keyroute_redis::Leases` (least-concurrency) on a real redis-server: acquire goes to
 //! the fewest in flight, release and reclaim each end a lease at most once, abandoned
 //! leases are reclaimed exactly once even by concurrent reclaimers, a release after
 //! expiry is reported and not double-counted.
-#![cfg(feature = "redis")]
 
 #[path = "common/standalone.rs"]
 mod standalone;
@@ -11,8 +10,8 @@ use std::collections::BTreeSet;
 use std::thread;
 use std::time::Duration;
 
-use keyroute::redis::leases::Now;
-use keyroute::redis::{Lease, Leases, Release};
+use keyroute_redis::leases::Now;
+use keyroute_redis::{Lease, Leases, Release};
 use standalone::Server;
 
 fn in_flight(leases: &Leases, con: &mut redis::Connection) -> Vec<(String, u64)> {

@@ -3,7 +3,6 @@
 //! in-memory model; `SCRIPT FLUSH` on every node is transparent (single calls: NOSCRIPT →
 //! `SCRIPT LOAD`, which the crate sends to every master → retry; pipelined picks are
 //! `EVAL`s on a cluster connection, see `LeastUsed::pick_many`).
-#![cfg(feature = "redis")]
 
 #[path = "common/cluster.rs"]
 #[allow(dead_code)]
@@ -12,10 +11,10 @@ mod cluster;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use keyroute::redis::leases::Now;
-use keyroute::redis::{Leases, LeastUsed, Release};
 use keyroute::select::{Pool, Restore};
 use keyroute::slot::key_slot;
+use keyroute_redis::leases::Now;
+use keyroute_redis::{Leases, LeastUsed, Release};
 use redis::cluster::{ClusterClient, ClusterConnection};
 
 fn cluster_connection(cluster: &cluster::Cluster) -> ClusterConnection {
@@ -79,7 +78,7 @@ fn least_used_and_leases_work_on_a_cluster() {
         assert_eq!(
             pool.restore(&mut con, b"m1", Restore::AtMinimum)
                 .expect("restore"),
-            model.restore(b"m1", Restore::AtMinimum)
+            model.restore(b"m1", Restore::AtMinimum).expect("restore")
         );
         let modelled: Vec<(Vec<u8>, u64)> = model.counts().map(|(m, c)| (m.to_vec(), c)).collect();
         assert_eq!(pool.counts(&mut con).expect("counts"), modelled, "{key}");

@@ -1,5 +1,4 @@
 //! Redis Cluster topology and routing against a real 3-master cluster (feature `redis`).
-#![cfg(feature = "redis")]
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -7,9 +6,11 @@ mod common;
 use std::collections::HashMap;
 
 use common::cluster::{connect, Cluster};
-use keyroute::redis::cluster::{ClusterClient, ClusterConfig};
-use keyroute::redis::topology::{fetch_shards, fetch_slots, fetch_topology, TopologySource};
 use keyroute::slot::{key_slot, Health, Role, SlotMap};
+use keyroute_redis::cluster::topology::{
+    fetch_shards, fetch_slots, fetch_topology, TopologySource,
+};
+use keyroute_redis::cluster::{ClusterClient, ClusterConfig};
 
 /// id → (address, role), and slot → owner id, from `CLUSTER NODES`.
 type NodesView = (HashMap<String, (String, Role)>, Vec<Option<String>>);
@@ -335,10 +336,7 @@ fn dead_master_is_a_bounded_error_others_keep_working() {
         start.elapsed()
     );
     assert!(
-        matches!(
-            err,
-            keyroute::redis::cluster::ClusterError::TooManyAttempts { .. }
-        ),
+        matches!(err, keyroute_redis::Error::TooManyAttempts { .. }),
         "{err}"
     );
     for k in &keys {

@@ -1,6 +1,5 @@
 //! Live resharding of a real Redis Cluster with a concurrent writer (feature `redis`):
 //! no key is lost, and the final map is what the core planner asked for.
-#![cfg(feature = "redis")]
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -10,11 +9,11 @@ use std::sync::Arc;
 use std::thread;
 
 use common::cluster::{connect, Cluster};
-use keyroute::redis::cluster::{ClusterClient, ClusterConfig};
-use keyroute::redis::reshard::{execute_plan, ReshardOptions};
-use keyroute::redis::topology::fetch_topology;
-use keyroute::redis::LeastUsed;
 use keyroute::slot::{key_slot, NodeIndex, Plan, SlotMap};
+use keyroute_redis::cluster::reshard::{execute_plan, ReshardOptions};
+use keyroute_redis::cluster::topology::fetch_topology;
+use keyroute_redis::cluster::{ClusterClient, ClusterConfig};
+use keyroute_redis::LeastUsed;
 use redis::cluster::ClusterConnection;
 
 const KEYS: usize = 10_000;

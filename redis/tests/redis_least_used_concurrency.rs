@@ -8,7 +8,6 @@
 //! non-atomic client (ZRANGE, then ZINCRBY) must fail: two workers see the same member at
 //! the same minimum ("duplicate minima") and/or the spread exceeds 1 — proof that the
 //! check can fail.
-#![cfg(feature = "redis")]
 
 #[path = "common/standalone.rs"]
 mod standalone;
@@ -18,7 +17,7 @@ use std::env;
 use std::process::{Command, Stdio};
 use std::thread;
 
-use keyroute::redis::{LeastUsed, Timeouts};
+use keyroute_redis::{LeastUsed, Timeouts};
 use standalone::Server;
 
 const CHILD_ENV: &str = "KEYROUTE_TEST_PICKER";
@@ -66,7 +65,7 @@ impl Outcome {
 }
 
 fn worker(url: &str, mode: Mode, picks: usize) -> Outcome {
-    let mut con = keyroute::redis::connect(url, Timeouts::default()).expect("connect");
+    let mut con = keyroute_redis::connect(url, Timeouts::default()).expect("connect");
     let pool = LeastUsed::new(POOL).expect("pool key");
     let mut outcome = Outcome::default();
     for _ in 0..picks {

@@ -2,7 +2,6 @@
 //! the configured timeout; the same client works again after a restart on the same
 //! port), the server hung (SIGSTOP: a timeout error within the bound), and a refused
 //! connection.
-#![cfg(feature = "redis")]
 
 #[path = "common/standalone.rs"]
 mod standalone;
@@ -12,7 +11,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use keyroute::redis::{LeastUsed, Reconnecting, Timeouts};
+use keyroute_redis::{LeastUsed, Reconnecting, Timeouts};
 use standalone::Server;
 
 const TIMEOUT: Duration = Duration::from_millis(400);
@@ -137,6 +136,6 @@ fn refused_connection_is_an_error_not_a_panic() {
     assert!(err.is_connection_error(), "{err}");
     assert!(started.elapsed() < TIMEOUT + SLACK);
     assert!(err.to_string().contains("{none}:pool"), "{err}");
-    assert!(keyroute::redis::connect(&url, Timeouts::uniform(TIMEOUT)).is_err());
+    assert!(keyroute_redis::connect(&url, Timeouts::uniform(TIMEOUT)).is_err());
     assert!(Reconnecting::new("not a url", Timeouts::default()).is_err());
 }

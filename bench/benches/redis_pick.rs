@@ -6,14 +6,14 @@
 //! (env `KEYROUTE_BENCH_PICKS`, default 20000 picks per run; best of 3 runs).
 #![allow(clippy::unwrap_used)]
 
-#[path = "../tests/common/standalone.rs"]
+#[path = "../../redis/tests/common/standalone.rs"]
 mod standalone;
 
 use std::process::Command;
 use std::time::Instant;
 
-use keyroute::redis::{connect, LeastUsed, Timeouts};
 use keyroute::select::LEAST_USED;
+use keyroute_redis::{connect, LeastUsed, Timeouts};
 
 const POOL: &str = "{bench}:pool";
 const RUNS: usize = 3;

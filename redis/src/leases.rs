@@ -1,25 +1,21 @@
 //! [`Leases`]: least-concurrency selection on Redis. `acquire` gives the member with the
 //! fewest leases in flight a lease with a deadline, `release` ends it, `reclaim` ends the
 //! leases abandoned past their deadline; each one atomic script
-//! ([`lease_script`](crate::select::lease_script) has the texts and the key layout).
+//! ([`lease_script`](keyroute::select::lease_script) has the texts and the key layout).
 //!
 //! Time is the Redis server's `TIME` (milliseconds since the Unix epoch), one clock for
 //! every worker; [`reclaim`](Leases::reclaim) also takes an explicit time ([`Now::At`]).
 //! This is not the cumulative least-used counter: a lease counts while it is in flight.
 
-#[allow(unused_imports)]
-use std::prelude::rust_2021::*;
-
 use std::time::Duration;
 
 use ::redis::{ConnectionLike, FromRedisValue, Value};
 
-use super::error::{Error, Result};
-use super::least_used::{invoke, score, script, show};
-use crate::select::lease_script::{
-    lease_keys, LEASE_ACQUIRE_SCRIPT, LEASE_RECLAIM_SCRIPT, LEASE_RELEASE_SCRIPT,
-};
-use crate::select::{SEED, SEED_SCRIPT};
+use crate::error::{Error, Result};
+use crate::least_used::score;
+use crate::script::{fail, invoke, script, show};
+use keyroute::select::lease_script::{lease_keys, LEASE_ACQUIRE, LEASE_RECLAIM, LEASE_RELEASE};
+use keyroute::select::{PoolError, SEED};
 
 /// How many leases one reclaim script call ends at most (the call is repeated until
 /// none is left), keeping each script short.
@@ -69,14 +65,14 @@ impl Now {
 }
 
 /// A lease pool on Redis: the in-flight sorted set at the pool key and three companion
-/// keys in its slot. Like [`LeastUsed`](super::LeastUsed), the handle holds keys and
+/// keys in its slot. Like [`LeastUsed`](crate::LeastUsed), the handle holds keys and
 /// scripts only; every call takes the connection (standalone or cluster).
 ///
 /// ```
-/// use keyroute::redis::Leases;
+/// use keyroute_redis::Leases;
 /// let leases = Leases::new("{jobs}:busy")?;
 /// assert_eq!(leases.keys()[1], b"{jobs}:busy:leases");
-/// # Ok::<(), keyroute::redis::Error>(())
+/// # Ok::<(), keyroute_redis::Error>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Leases {
@@ -95,14 +91,13 @@ impl Leases {
     /// [`Error::Key`] for an empty pool key or one that needs a hash tag.
     pub fn new(pool_key: impl AsRef<[u8]>) -> Result<Self> {
         let keys = lease_keys(pool_key.as_ref())?;
-        let seed_side = crate::select::side_key(&keys[0])?;
-        debug_assert_eq!(SEED.text(), SEED_SCRIPT);
+        let seed_side = keyroute::select::side_key(&keys[0])?;
         Ok(Leases {
             keys,
             seed_side,
-            acquire: ::redis::Script::new(LEASE_ACQUIRE_SCRIPT),
-            release: ::redis::Script::new(LEASE_RELEASE_SCRIPT),
-            reclaim: ::redis::Script::new(LEASE_RECLAIM_SCRIPT),
+            acquire: script(&LEASE_ACQUIRE),
+            release: script(&LEASE_RELEASE),
+            reclaim: script(&LEASE_RECLAIM),
             seed: script(&SEED),
         })
     }
@@ -128,7 +123,8 @@ impl Leases {
     /// Returns how many were new.
     ///
     /// # Errors
-    /// [`Error::Redis`] on a connection or server error.
+    /// [`Error::Pool`] for an empty member (nothing is sent); a connection or server
+    /// error.
     pub fn seed<I>(&self, con: &mut dyn ConnectionLike, members: I) -> Result<usize>
     where
         I: IntoIterator,
@@ -137,39 +133,44 @@ impl Leases {
         let mut call = self.seed.key(&self.keys[0]);
         call.key(&self.seed_side).arg(0).arg("0");
         for member in members {
+            if member.as_ref().is_empty() {
+                return Err(PoolError::EmptyMember.into());
+            }
             call.arg(member.as_ref());
         }
-        invoke(&call, con).map_err(|e| Error::redis(self.context("seed"), e))
+        invoke(&call, con).map_err(fail(&self.context("seed")))
     }
 
     /// Takes `member` out of the pool (no new lease goes to it). Its leases in flight
     /// stay valid; releasing them changes no count. Returns whether it was there.
     ///
     /// # Errors
-    /// [`Error::Redis`] on a connection or server error.
+    /// A connection or server error.
     pub fn remove(&self, con: &mut dyn ConnectionLike, member: &[u8]) -> Result<bool> {
         let removed: i64 = ::redis::cmd("ZREM")
             .arg(&self.keys[0])
             .arg(member)
             .query(con)
-            .map_err(|e| Error::redis(self.context("remove"), e))?;
+            .map_err(fail(&self.context("remove")))?;
         Ok(removed > 0)
     }
 
-    /// A lease of `ttl` (at least 1 ms, rounded down to ms) on the member with the fewest
-    /// leases in flight (ties: byte-wise smallest); `None` when the pool is empty or
-    /// missing.
+    /// A lease of `ttl` (rounded down to ms; 1 ms to 2^53 ms) on the member with the
+    /// fewest leases in flight (ties: byte-wise smallest); `None` when the pool is empty
+    /// or missing.
     ///
     /// # Errors
-    /// [`Error::Redis`] on a connection or server error.
+    /// [`Error::BadTtl`] for a TTL under 1 ms or over 2^53 ms (nothing is sent); a
+    /// connection or server error.
     pub fn acquire(&self, con: &mut dyn ConnectionLike, ttl: Duration) -> Result<Option<Lease>> {
-        let ttl_ms = u64::try_from(ttl.as_millis())
-            .unwrap_or(u64::MAX)
-            .clamp(1, 1 << 53);
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        if !(1..=1 << 53).contains(&ttl_ms) {
+            return Err(Error::BadTtl(ttl));
+        }
         let mut call = self.invocation(&self.acquire);
         call.arg(ttl_ms).arg(Now::Server.arg());
         let reply: Option<(Vec<u8>, u64, u64)> =
-            invoke(&call, con).map_err(|e| Error::redis(self.context("acquire"), e))?;
+            invoke(&call, con).map_err(fail(&self.context("acquire")))?;
         Ok(reply.map(|(member, id, deadline_ms)| Lease {
             member,
             id,
@@ -180,19 +181,16 @@ impl Leases {
     /// Ends `lease`, at most once (see [`Release`]).
     ///
     /// # Errors
-    /// [`Error::Redis`] on a connection or server error.
+    /// A connection or server error.
     pub fn release(&self, con: &mut dyn ConnectionLike, lease: &Lease) -> Result<Release> {
         let mut call = self.invocation(&self.release);
         call.arg(lease.id).arg(Now::Server.arg());
-        let code: i64 = invoke(&call, con).map_err(|e| Error::redis(self.context("release"), e))?;
+        let code: i64 = invoke(&call, con).map_err(fail(&self.context("release")))?;
         match code {
             1 => Ok(Release::Released),
             2 => Ok(Release::Expired),
             0 => Ok(Release::AlreadyReleasedOrExpired),
-            other => Err(Error::UnexpectedReply {
-                context: self.context("release"),
-                reply: other.to_string(),
-            }),
+            other => Err(Error::protocol(self.context("release"), other.to_string())),
         }
     }
 
@@ -201,23 +199,21 @@ impl Leases {
     /// reclaim script until it finds none (each call atomic, [`RECLAIM_BATCH`] at most).
     ///
     /// # Errors
-    /// [`Error::Redis`] on a connection or server error (leases reclaimed by earlier
+    /// A connection or server error (leases reclaimed by earlier
     /// calls are then ended but not returned).
     pub fn reclaim(&self, con: &mut dyn ConnectionLike, now: Now) -> Result<Vec<Lease>> {
         let mut reclaimed = Vec::new();
         loop {
             let mut call = self.invocation(&self.reclaim);
             call.arg(now.arg()).arg(RECLAIM_BATCH);
-            let flat: Vec<Value> =
-                invoke(&call, con).map_err(|e| Error::redis(self.context("reclaim"), e))?;
+            let flat: Vec<Value> = invoke(&call, con).map_err(fail(&self.context("reclaim")))?;
             let n = flat.len() / 3;
             let mut values = flat.into_iter();
             while let (Some(member), Some(id), Some(deadline)) =
                 (values.next(), values.next(), values.next())
             {
-                let parse = |e: ::redis::ParsingError| Error::UnexpectedReply {
-                    context: self.context("reclaim"),
-                    reply: e.to_string(),
+                let parse = |e: ::redis::ParsingError| {
+                    Error::protocol(self.context("reclaim"), e.to_string())
                 };
                 reclaimed.push(Lease {
                     member: Vec::<u8>::from_redis_value(member).map_err(parse)?,
@@ -234,7 +230,7 @@ impl Leases {
     /// `(member, leases in flight)` in acquire order.
     ///
     /// # Errors
-    /// [`Error::Redis`] on a connection or server error.
+    /// A connection or server error.
     pub fn in_flight(&self, con: &mut dyn ConnectionLike) -> Result<Vec<(Vec<u8>, u64)>> {
         let pairs: Vec<(Vec<u8>, f64)> = ::redis::cmd("ZRANGE")
             .arg(&self.keys[0])
@@ -242,18 +238,18 @@ impl Leases {
             .arg(-1)
             .arg("WITHSCORES")
             .query(con)
-            .map_err(|e| Error::redis(self.context("in_flight"), e))?;
+            .map_err(fail(&self.context("in_flight")))?;
         Ok(pairs.into_iter().map(|(m, s)| (m, score(s))).collect())
     }
 
     /// How many leases are in flight (released and reclaimed ones excluded).
     ///
     /// # Errors
-    /// [`Error::Redis`] on a connection or server error.
+    /// A connection or server error.
     pub fn outstanding(&self, con: &mut dyn ConnectionLike) -> Result<u64> {
         ::redis::cmd("ZCARD")
             .arg(&self.keys[1])
             .query(con)
-            .map_err(|e| Error::redis(self.context("outstanding"), e))
+            .map_err(fail(&self.context("outstanding")))
     }
 }

@@ -43,18 +43,16 @@
 //! must each stage the same change before any of them calls `rebalance` (each may then
 //! call `rebalance` too; a second one finds nothing to move and commits).
 use std::collections::HashMap;
-use std::format;
-use std::string::{String, ToString};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock, RwLockReadGuard};
 use std::time::Duration;
-use std::vec::Vec;
 
+use keyroute::ring::Ring;
+use keyroute::slot::Address;
 use redis::{Cmd, Connection, ConnectionLike, FromRedisValue, Value};
 
-use super::cluster::{command_key, is_connection_error, open, ClusterError};
-use crate::ring::Ring;
-use crate::slot::Address;
+use crate::conn::{command_key, open_addr, Timeouts};
+use crate::error::{is_broken, Error};
 
 /// Timeouts and batch sizes of a [`ShardedClient`].
 #[derive(Debug, Clone)]
@@ -67,6 +65,16 @@ pub struct ShardedConfig {
     pub migrate_timeout_ms: u64,
     /// `SCAN ... COUNT` hint used by [`ShardedClient::rebalance`]. Default 500.
     pub scan_count: usize,
+}
+
+impl ShardedConfig {
+    /// The connect and I/O timeouts as [`Timeouts`].
+    pub fn timeouts(&self) -> Timeouts {
+        Timeouts {
+            connect: self.connect_timeout,
+            io: self.io_timeout,
+        }
+    }
 }
 
 impl Default for ShardedConfig {
@@ -103,7 +111,7 @@ struct State {
 /// (e.g. in an `Arc`) between threads; connections are pooled per node.
 ///
 /// ```no_run
-/// use keyroute::redis::sharded::{ShardedClient, ShardedConfig};
+/// use keyroute_redis::sharded::{ShardedClient, ShardedConfig};
 /// use keyroute::ring::{Profile, Ring};
 ///
 /// let ring = Ring::with_nodes(Profile::native(), [("127.0.0.1:6379", 1), ("127.0.0.1:6380", 1)])?;
@@ -135,15 +143,17 @@ impl ShardedClient {
     /// A client for `ring` whose node names are `host:port` addresses.
     ///
     /// # Errors
-    /// [`ClusterError::Protocol`] if a node name is not `host:port`.
-    pub fn from_ring(ring: Ring, config: ShardedConfig) -> Result<Self, ClusterError> {
+    /// [`Error::Protocol`] if a node name is not `host:port`.
+    pub fn from_ring(ring: Ring, config: ShardedConfig) -> Result<Self, Error> {
         let addrs = ring
             .nodes()
             .iter()
             .map(|n| {
                 Address::parse(n.name())
                     .map(|a| (n.name().to_string(), a))
-                    .map_err(|e| ClusterError::Protocol(format!("node {:?}: {e}", n.name())))
+                    .map_err(|e| {
+                        Error::protocol("sharded client", format!("node {:?}: {e}", n.name()))
+                    })
             })
             .collect::<Result<Vec<_>, _>>()?;
         Self::new(ring, addrs, config)
@@ -152,15 +162,15 @@ impl ShardedClient {
     /// A client for `ring`, with the address of every node (names may be aliases).
     ///
     /// # Errors
-    /// [`ClusterError::UnknownNode`] if a ring node has no address.
+    /// [`Error::UnknownNode`] if a ring node has no address.
     pub fn new(
         ring: Ring,
         addresses: impl IntoIterator<Item = (String, Address)>,
         config: ShardedConfig,
-    ) -> Result<Self, ClusterError> {
+    ) -> Result<Self, Error> {
         let addrs: HashMap<String, Address> = addresses.into_iter().collect();
         if let Some(n) = ring.nodes().iter().find(|n| !addrs.contains_key(n.name())) {
-            return Err(ClusterError::UnknownNode(n.name().to_string()));
+            return Err(Error::UnknownNode(n.name().to_string()));
         }
         Ok(Self {
             state: RwLock::new(State {
@@ -203,7 +213,7 @@ impl ShardedClient {
             .map(str::to_string)
     }
 
-    fn checkout(&self, addr: &Address) -> Result<Connection, ClusterError> {
+    fn checkout(&self, addr: &Address) -> Result<Connection, Error> {
         let pooled = self
             .pool
             .lock()
@@ -212,11 +222,7 @@ impl ShardedClient {
             .and_then(Vec::pop);
         match pooled {
             Some(c) => Ok(c),
-            None => Ok(open(
-                addr,
-                self.config.connect_timeout,
-                self.config.io_timeout,
-            )?),
+            None => open_addr(addr, self.config.timeouts()),
         }
     }
 
@@ -231,7 +237,7 @@ impl ShardedClient {
 
     /// Runs `cmd` on `addr` with a pooled connection; returns the raw reply, error
     /// replies included.
-    fn exec(&self, addr: &Address, cmd: &Cmd) -> Result<Value, ClusterError> {
+    fn exec(&self, addr: &Address, cmd: &Cmd) -> Result<Value, Error> {
         let mut con = self.checkout(addr)?;
         match con.req_command(cmd) {
             Ok(v) => {
@@ -239,16 +245,20 @@ impl ShardedClient {
                 Ok(v)
             }
             Err(e) => {
-                if !is_connection_error(&e) {
+                if !is_broken(&e) {
                     self.checkin(addr, con);
                 }
-                Err(e.into())
+                Err(Error::from_redis(
+                    &format!("{addr}"),
+                    &e,
+                    Some(self.config.io_timeout),
+                ))
             }
         }
     }
 
     /// Moves `key` from `from` to `to` with `MIGRATE ... REPLACE`; `true` if it moved.
-    fn pull(&self, from: &Address, to: &Address, key: &[u8]) -> Result<bool, ClusterError> {
+    fn pull(&self, from: &Address, to: &Address, key: &[u8]) -> Result<bool, Error> {
         let v = self.exec(
             from,
             redis::cmd("MIGRATE")
@@ -269,17 +279,15 @@ impl ShardedClient {
                 Ok(true)
             }
             Value::SimpleString(s) if s == "NOKEY" => Ok(false),
-            Value::ServerError(e) => Err(ClusterError::Redis(e.into())),
-            other => Err(ClusterError::Protocol(format!("MIGRATE: {other:?}"))),
+            Value::ServerError(e) => Err(Error::from_redis("MIGRATE", &e.into(), None)),
+            other => Err(Error::protocol("MIGRATE", format!("{other:?}"))),
         }
     }
 
     /// Where `key` must be served now, pulling it there first when a change is pending.
-    fn route(&self, st: &State, key: &[u8]) -> Result<Address, ClusterError> {
+    fn route(&self, st: &State, key: &[u8]) -> Result<Address, Error> {
         let new = st.pending.as_ref().unwrap_or(&st.current);
-        let owner = new
-            .get(key)
-            .ok_or(ClusterError::Busy("the ring has no node"))?;
+        let owner = new.get(key).ok_or(Error::Busy("the ring has no node"))?;
         let to = &st.addrs[owner];
         if st.pending.is_some() {
             if let Some(old) = st.current.get(key) {
@@ -294,26 +302,27 @@ impl ShardedClient {
     /// Runs a single-key `cmd` on the node owning `key`.
     ///
     /// # Errors
-    /// A connection error or an error reply as [`ClusterError::Redis`]; a failed pull
+    /// A connection error or an error reply as [`Error::Redis`]; a failed pull
     /// during a pending change.
-    pub fn query_key<T: FromRedisValue>(&self, key: &[u8], cmd: &Cmd) -> Result<T, ClusterError> {
+    pub fn query_key<T: FromRedisValue>(&self, key: &[u8], cmd: &Cmd) -> Result<T, Error> {
         let st = self.read();
         let addr = self.route(&st, key)?;
         let v = self.exec(&addr, cmd)?;
         drop(st);
         match v {
-            Value::ServerError(e) => Err(ClusterError::Redis(e.into())),
-            v => Ok(T::from_redis_value(v)?),
+            Value::ServerError(e) => Err(Error::from_redis(&format!("{addr}"), &e.into(), None)),
+            v => T::from_redis_value(v)
+                .map_err(|e| Error::protocol(format!("{addr}"), e.to_string())),
         }
     }
 
     /// Runs `cmd`, routed by its first argument after the command name.
     ///
     /// # Errors
-    /// [`ClusterError::Protocol`] without a key; else as [`query_key`](Self::query_key).
-    pub fn query<T: FromRedisValue>(&self, cmd: &Cmd) -> Result<T, ClusterError> {
+    /// [`Error::Protocol`] without a key; else as [`query_key`](Self::query_key).
+    pub fn query<T: FromRedisValue>(&self, cmd: &Cmd) -> Result<T, Error> {
         let key = command_key(cmd)
-            .ok_or_else(|| ClusterError::Protocol("command without a key".to_string()))?;
+            .ok_or_else(|| Error::protocol("sharded client", "command without a key"))?;
         self.query_key(key, cmd)
     }
 
@@ -321,7 +330,7 @@ impl ShardedClient {
     ///
     /// # Errors
     /// As [`query_key`](Self::query_key).
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ClusterError> {
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, Error> {
         self.query_key(key, redis::cmd("GET").arg(key))
     }
 
@@ -329,7 +338,7 @@ impl ShardedClient {
     ///
     /// # Errors
     /// As [`query_key`](Self::query_key).
-    pub fn set(&self, key: &[u8], value: &[u8]) -> Result<(), ClusterError> {
+    pub fn set(&self, key: &[u8], value: &[u8]) -> Result<(), Error> {
         self.query_key(key, redis::cmd("SET").arg(key).arg(value))
     }
 
@@ -337,21 +346,21 @@ impl ShardedClient {
     ///
     /// # Errors
     /// As [`query_key`](Self::query_key).
-    pub fn del(&self, key: &[u8]) -> Result<bool, ClusterError> {
+    pub fn del(&self, key: &[u8]) -> Result<bool, Error> {
         let n: i64 = self.query_key(key, redis::cmd("DEL").arg(key))?;
         Ok(n > 0)
     }
 
     fn stage(
         &self,
-        change: impl FnOnce(&mut Ring, &mut HashMap<String, Address>) -> Result<(), ClusterError>,
-    ) -> Result<(), ClusterError> {
+        change: impl FnOnce(&mut Ring, &mut HashMap<String, Address>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let mut st = self
             .state
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if st.pending.is_some() {
-            return Err(ClusterError::Busy(
+            return Err(Error::Busy(
                 "a ring change is pending: call rebalance() first",
             ));
         }
@@ -368,9 +377,9 @@ impl ShardedClient {
     /// by [`rebalance`](Self::rebalance), which makes the change final.
     ///
     /// # Errors
-    /// [`ClusterError::Busy`] if a change is already pending; [`ClusterError::Ring`] for
+    /// [`Error::Busy`] if a change is already pending; [`Error::Ring`] for
     /// a duplicate name or zero weight.
-    pub fn add_node(&self, name: &str, addr: Address, weight: u32) -> Result<(), ClusterError> {
+    pub fn add_node(&self, name: &str, addr: Address, weight: u32) -> Result<(), Error> {
         self.stage(|ring, addrs| {
             ring.add(name, weight)?;
             addrs.insert(name.to_string(), addr);
@@ -381,9 +390,9 @@ impl ShardedClient {
     /// Stages removing node `name`; [`rebalance`](Self::rebalance) drains it.
     ///
     /// # Errors
-    /// [`ClusterError::Busy`] if a change is already pending; [`ClusterError::Ring`] if
+    /// [`Error::Busy`] if a change is already pending; [`Error::Ring`] if
     /// the node is unknown.
-    pub fn remove_node(&self, name: &str) -> Result<(), ClusterError> {
+    pub fn remove_node(&self, name: &str) -> Result<(), Error> {
         self.stage(|ring, _| {
             ring.remove(name)?;
             Ok(())
@@ -397,7 +406,7 @@ impl ShardedClient {
     /// # Errors
     /// A connection or `MIGRATE` error; the change stays pending and `rebalance` can be
     /// called again (already moved keys are not moved twice).
-    pub fn rebalance(&self) -> Result<RebalanceReport, ClusterError> {
+    pub fn rebalance(&self) -> Result<RebalanceReport, Error> {
         let (old, new, addrs) = {
             let st = self.read();
             let Some(new) = st.pending.clone() else {
@@ -408,19 +417,20 @@ impl ShardedClient {
         let mut report = RebalanceReport::default();
         for node in old.nodes() {
             let from = &addrs[node.name()];
-            let mut con = open(from, self.config.connect_timeout, self.config.io_timeout)?;
+            let mut con = open_addr(from, self.config.timeouts())?;
             let mut cursor: u64 = 0;
             loop {
                 let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
                     .arg(cursor)
                     .arg("COUNT")
                     .arg(self.config.scan_count)
-                    .query(&mut con)?;
+                    .query(&mut con)
+                    .map_err(|e| Error::from_redis(&format!("SCAN {from}"), &e, None))?;
                 for key in keys {
                     report.scanned += 1;
                     let owner = new
                         .get(&key)
-                        .ok_or(ClusterError::Busy("the new ring has no node"))?;
+                        .ok_or(Error::Busy("the new ring has no node"))?;
                     if owner != node.name() && self.pull(from, &addrs[owner], &key)? {
                         report.moved_by_scan += 1;
                     }

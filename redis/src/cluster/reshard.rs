@@ -18,16 +18,14 @@
 //!
 //! Unassigned slots in the plan (`from: None`) are given with `CLUSTER ADDSLOTS`.
 use std::collections::HashMap;
-use std::format;
-use std::string::String;
 use std::thread;
 use std::time::{Duration, Instant};
-use std::vec::Vec;
 
+use keyroute::slot::{Move, NodeIndex, Plan, SlotMap};
 use redis::{Connection, Value};
 
-use super::cluster::{open, ClusterError};
-use crate::slot::{Move, NodeIndex, Plan, SlotMap};
+use crate::conn::{open_addr, Timeouts};
+use crate::error::Error;
 
 /// Knobs of [`execute_plan`].
 #[derive(Debug, Clone)]
@@ -95,26 +93,23 @@ struct Masters {
     conns: HashMap<NodeIndex, Connection>,
 }
 
-fn check(v: Value, what: &str) -> Result<Value, ClusterError> {
+fn check(v: Value, what: &str) -> Result<Value, Error> {
     match v {
-        Value::ServerError(e) => Err(ClusterError::Protocol(format!(
-            "{what}: {} {}",
-            e.code(),
-            e.details().unwrap_or("")
-        ))),
+        Value::ServerError(e) => Err(Error::from_redis(what, &e.into(), None)),
         v => Ok(v),
     }
 }
 
 impl Masters {
-    fn con(&mut self, n: NodeIndex) -> Result<&mut Connection, ClusterError> {
+    fn con(&mut self, n: NodeIndex) -> Result<&mut Connection, Error> {
         self.conns
             .get_mut(&n)
-            .ok_or_else(|| ClusterError::UnknownNode(format!("{n}")))
+            .ok_or_else(|| Error::UnknownNode(format!("{n}")))
     }
 
-    fn run(&mut self, n: NodeIndex, cmd: &redis::Cmd, what: &str) -> Result<Value, ClusterError> {
-        let v = redis::ConnectionLike::req_command(self.con(n)?, cmd)?;
+    fn run(&mut self, n: NodeIndex, cmd: &redis::Cmd, what: &str) -> Result<Value, Error> {
+        let v = redis::ConnectionLike::req_command(self.con(n)?, cmd)
+            .map_err(|e| Error::from_redis(what, &e, None))?;
         check(v, what)
     }
 }
@@ -135,18 +130,27 @@ pub fn execute_plan(
     plan: &Plan,
     options: &ReshardOptions,
     mut progress: impl FnMut(&Progress),
-) -> Result<ReshardReport, ClusterError> {
+) -> Result<ReshardReport, Error> {
     let mut masters = Masters {
         conns: HashMap::new(),
     };
     for (i, node) in map.masters() {
         if node.id().is_empty() {
-            return Err(ClusterError::Protocol(format!(
-                "master {} has no node id; fetch the map with CLUSTER SHARDS",
-                node.addr()
-            )));
+            return Err(Error::protocol(
+                "resharding",
+                format!(
+                    "master {} has no node id; fetch the map with CLUSTER SHARDS",
+                    node.addr()
+                ),
+            ));
         }
-        let con = open(node.addr(), options.connect_timeout, options.io_timeout)?;
+        let con = open_addr(
+            node.addr(),
+            Timeouts {
+                connect: options.connect_timeout,
+                io: options.io_timeout,
+            },
+        )?;
         masters.conns.insert(i, con);
     }
     wait_ready(&mut masters, options.ready_timeout)?;
@@ -191,19 +195,20 @@ pub fn execute_plan(
 }
 
 /// Waits until every master says `cluster_state:ok`.
-fn wait_ready(masters: &mut Masters, timeout: Duration) -> Result<(), ClusterError> {
+fn wait_ready(masters: &mut Masters, timeout: Duration) -> Result<(), Error> {
     let start = Instant::now();
     let mut nodes: Vec<NodeIndex> = masters.conns.keys().copied().collect();
     nodes.sort_unstable();
     for n in nodes {
         loop {
             let info = masters.run(n, redis::cmd("CLUSTER").arg("INFO"), "CLUSTER INFO")?;
-            let info: String = redis::from_redis_value(info)?;
+            let info: String = redis::from_redis_value(info)
+                .map_err(|e| Error::protocol("CLUSTER INFO", e.to_string()))?;
             if info.contains("cluster_state:ok") {
                 break;
             }
             if start.elapsed() >= timeout {
-                return Err(ClusterError::Busy(
+                return Err(Error::Busy(
                     "a master does not report cluster_state:ok; not resharding",
                 ));
             }
@@ -227,7 +232,7 @@ fn migrate_slot(
     from: NodeIndex,
     slot: u16,
     options: &ReshardOptions,
-) -> Result<u64, ClusterError> {
+) -> Result<u64, Error> {
     let src = &map[from];
     let dst = &map[mv.to];
     masters.run(
@@ -259,7 +264,8 @@ fn migrate_slot(
                 .arg(options.batch.max(1)),
             "CLUSTER GETKEYSINSLOT",
         )?;
-        let keys: Vec<Vec<u8>> = redis::from_redis_value(keys)?;
+        let keys: Vec<Vec<u8>> = redis::from_redis_value(keys)
+            .map_err(|e| Error::protocol("CLUSTER GETKEYSINSLOT", e.to_string()))?;
         if keys.is_empty() {
             break;
         }
@@ -275,8 +281,8 @@ fn migrate_slot(
         cmd.arg("KEYS").arg(&keys);
         match masters.run(from, &cmd, "MIGRATE") {
             Ok(_) => moved += keys.len() as u64,
-            Err(ClusterError::Protocol(e))
-                if is_transient(&e) && retries < options.migrate_retries =>
+            Err(Error::Server { code, .. })
+                if is_transient(&code) && retries < options.migrate_retries =>
             {
                 // The batch stays on the source (MIGRATE deletes a key only once the
                 // target has it): wait and fetch the remaining keys again.

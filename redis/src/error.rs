@@ -1,0 +1,343 @@
+//! [`Error`]: the one error type of this crate, with a stable [`code`](Error::code).
+//!
+//! An empty pool is not an error: picks return `Ok(None)`.
+
+use std::fmt;
+use std::time::Duration;
+
+use keyroute::error::ErrorCode;
+use keyroute::ring::RingError;
+use keyroute::select::{KeyError, PoolError};
+use keyroute::slot::{AddressError, MapError, PlanError};
+use redis::{ErrorKind, RedisError, ServerErrorKind};
+
+/// What went wrong, with what was being done at the time. Messages never contain a
+/// password: URLs are shown with their credentials replaced by `***`.
+///
+/// ```
+/// use keyroute_redis::Error;
+/// use keyroute::select::KeyError;
+/// let err = Error::from(KeyError::EmptyPoolKey);
+/// assert_eq!(err.code().as_str(), "BAD_POOL_KEY");
+/// assert!(err.to_string().contains("pool key"));
+/// assert!(!err.is_timeout());
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Error {
+    /// A URL or address that cannot be used; nothing was sent.
+    BadUrl {
+        /// The URL, credentials redacted.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The server refused the connection, or cannot be reached.
+    Connect {
+        /// What was being done (and where).
+        context: String,
+        /// What the system said.
+        detail: String,
+    },
+    /// The server refused the credentials.
+    Auth {
+        /// What was being done (and where).
+        context: String,
+        /// What the server said.
+        detail: String,
+    },
+    /// Connecting, or waiting for a reply, took longer than allowed.
+    Timeout {
+        /// What was being done (and where).
+        context: String,
+        /// The bound that was reached, when known.
+        after: Option<Duration>,
+    },
+    /// An open connection broke during the call: the command may or may not have run.
+    ConnectionLost {
+        /// What was being done.
+        context: String,
+        /// What the system said.
+        detail: String,
+    },
+    /// A key holds another type; the script changed nothing.
+    WrongType {
+        /// What was being done.
+        context: String,
+        /// The server's message.
+        detail: String,
+    },
+    /// The server answered another error.
+    Server {
+        /// What was being done.
+        context: String,
+        /// The error code (`ERR`, `NOSCRIPT`, `READONLY`, ...).
+        code: String,
+        /// The rest of the message.
+        detail: String,
+    },
+    /// The reply does not have the shape the command gives, or the peer does not speak
+    /// the Redis protocol.
+    Protocol {
+        /// What was being done.
+        context: String,
+        /// What was wrong with the reply.
+        detail: String,
+    },
+    /// A pool key that cannot be used; nothing was sent.
+    Key(KeyError),
+    /// A pool argument that was refused; nothing was sent.
+    Pool(PoolError),
+    /// A topology that does not fit the slot model.
+    Map(MapError),
+    /// A resharding plan that cannot be made or applied.
+    Plan(PlanError),
+    /// A ring change that was refused.
+    Ring(RingError),
+    /// An address that is not `host:port`.
+    Address(AddressError),
+    /// No cluster node serves the slot, even after a refresh.
+    NoOwner {
+        /// The slot.
+        slot: u16,
+    },
+    /// The command was tried as often as allowed.
+    TooManyAttempts {
+        /// The slot routed on.
+        slot: u16,
+        /// The last error seen.
+        last: String,
+    },
+    /// No node of the seed list or of the current map answered with a topology.
+    NoReachableNode(String),
+    /// Another operation must finish first.
+    Busy(&'static str),
+    /// A node name that is not known.
+    UnknownNode(String),
+    /// A TTL outside 1 ms ..= 2^53 ms; nothing was sent.
+    BadTtl(Duration),
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Classifies an error of the `redis` crate met while doing `context` (on `addr`,
+    /// when known), with `timeout` the bound that applied.
+    pub(crate) fn from_redis(context: &str, err: &RedisError, timeout: Option<Duration>) -> Self {
+        let context = context.to_string();
+        let detail = || describe(err);
+        if err.is_timeout() {
+            return Error::Timeout {
+                context,
+                after: timeout,
+            };
+        }
+        if let Some(code) = err.code() {
+            let code = code.to_string();
+            return match code.as_str() {
+                "WRONGTYPE" => Error::WrongType {
+                    context,
+                    detail: err.detail().unwrap_or("").to_string(),
+                },
+                "WRONGPASS" | "NOAUTH" | "NOPERM" => Error::Auth {
+                    context,
+                    detail: format!("{code} {}", err.detail().unwrap_or("")),
+                },
+                _ => Error::Server {
+                    context,
+                    code,
+                    detail: err.detail().unwrap_or("").to_string(),
+                },
+            };
+        }
+        match err.kind() {
+            ErrorKind::AuthenticationFailed => Error::Auth {
+                context,
+                detail: detail(),
+            },
+            ErrorKind::InvalidClientConfig => Error::BadUrl {
+                url: context,
+                reason: detail(),
+            },
+            ErrorKind::Parse | ErrorKind::UnexpectedReturnType | ErrorKind::RESP3NotSupported => {
+                Error::Protocol {
+                    context,
+                    detail: format!(
+                        "{}; is the peer a Redis server? (non-Redis endpoints answer like this)",
+                        detail()
+                    ),
+                }
+            }
+            _ if err.is_connection_refusal() => Error::Connect {
+                context,
+                detail: detail(),
+            },
+            _ if err.is_io_error() || err.is_connection_dropped() => Error::ConnectionLost {
+                context,
+                detail: detail(),
+            },
+            _ => Error::Server {
+                context,
+                code: String::new(),
+                detail: detail(),
+            },
+        }
+    }
+
+    /// A reply of an unexpected shape.
+    pub(crate) fn protocol(context: impl Into<String>, detail: impl Into<String>) -> Self {
+        Error::Protocol {
+            context: context.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// The stable code of the error, the same in every binding.
+    ///
+    /// ```
+    /// use keyroute_redis::Error;
+    /// let err = Error::NoOwner { slot: 7 };
+    /// assert_eq!(err.code().as_str(), "CLUSTER_NO_OWNER");
+    /// ```
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::BadUrl { .. } => ErrorCode::RedisBadUrl,
+            Error::Connect { .. } => ErrorCode::RedisConnect,
+            Error::Auth { .. } => ErrorCode::RedisAuth,
+            Error::Timeout { .. } => ErrorCode::RedisTimeout,
+            Error::ConnectionLost { .. } => ErrorCode::RedisConnectionLost,
+            Error::WrongType { .. } => ErrorCode::RedisWrongType,
+            Error::Server { .. } => ErrorCode::RedisServer,
+            Error::Protocol { .. } => ErrorCode::RedisProtocol,
+            Error::Key(e) => e.code(),
+            Error::Pool(e) => e.code(),
+            Error::Map(e) => e.code(),
+            Error::Plan(e) => e.code(),
+            Error::Ring(e) => e.code(),
+            Error::Address(e) => e.code(),
+            Error::NoOwner { .. } => ErrorCode::ClusterNoOwner,
+            Error::TooManyAttempts { .. } => ErrorCode::ClusterRetriesExhausted,
+            Error::NoReachableNode(_) => ErrorCode::ClusterUnreachable,
+            Error::Busy(_) => ErrorCode::Busy,
+            Error::UnknownNode(_) => ErrorCode::UnknownNode,
+            Error::BadTtl(_) => ErrorCode::BadTtl,
+        }
+    }
+
+    /// Whether a connect, read or write timed out.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Error::Timeout { .. })
+    }
+
+    /// Whether the connection is unusable (refused, reset, closed, timed out): the next
+    /// call reconnects.
+    pub fn is_connection_error(&self) -> bool {
+        matches!(
+            self,
+            Error::Connect { .. } | Error::Timeout { .. } | Error::ConnectionLost { .. }
+        )
+    }
+}
+
+/// The `redis` crate's description of an error, without repeating its kind.
+fn describe(err: &RedisError) -> String {
+    let text = err.to_string();
+    // An I/O error that is a timeout reads "Resource temporarily unavailable (os error
+    // 11)"; those are classified as timeouts before this is reached.
+    text.trim().to_string()
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::BadUrl { url, reason } => {
+                write!(f, "cannot use Redis URL {url}: {reason}; write redis://[:password@]host:port[/db]")
+            }
+            Error::Connect { context, detail } => write!(f, "redis: {context}: {detail}"),
+            Error::Auth { context, detail } => {
+                write!(f, "redis: {context}: the server refused the credentials: {detail}")
+            }
+            Error::Timeout { context, after } => {
+                write!(f, "redis: {context}: timed out")?;
+                if let Some(after) = after {
+                    write!(f, " after {} ms", after.as_millis())?;
+                }
+                f.write_str("; check that the server is up and not busy, or raise the timeout")
+            }
+            Error::ConnectionLost { context, detail } => write!(
+                f,
+                "redis: {context}: the connection broke ({detail}); the command may or may not have run, and the next call reconnects"
+            ),
+            Error::WrongType { context, detail } => {
+                write!(f, "redis: {context}: WRONGTYPE {detail}")
+            }
+            Error::Server {
+                context,
+                code,
+                detail,
+            } => {
+                if code.is_empty() {
+                    write!(f, "redis: {context}: {detail}")
+                } else {
+                    write!(f, "redis: {context}: {code} {detail}")
+                }
+            }
+            Error::Protocol { context, detail } => {
+                write!(f, "redis: {context}: unexpected reply: {detail}")
+            }
+            Error::Key(e) => e.fmt(f),
+            Error::Pool(e) => e.fmt(f),
+            Error::Map(e) => write!(f, "slot map: {e}"),
+            Error::Plan(e) => write!(f, "resharding plan: {e}"),
+            Error::Ring(e) => e.fmt(f),
+            Error::Address(e) => e.fmt(f),
+            Error::NoOwner { slot } => write!(f, "no cluster node serves slot {slot}"),
+            Error::TooManyAttempts { slot, last } => {
+                write!(f, "slot {slot}: gave up after retries; last error: {last}")
+            }
+            Error::NoReachableNode(s) => write!(f, "no cluster node reachable: {s}"),
+            Error::Busy(s) => write!(f, "busy: {s}"),
+            Error::UnknownNode(s) => write!(f, "unknown node {s:?}"),
+            Error::BadTtl(d) => write!(
+                f,
+                "a lease TTL must be between 1 ms and 2^53 ms, got {} ms",
+                d.as_millis()
+            ),
+        }
+    }
+}
+
+/// The message carries every detail, so no error is chained: printing the chain never
+/// repeats a line.
+impl std::error::Error for Error {}
+
+macro_rules! from_core {
+    ($($ty:ident => $variant:ident),*) => {$(
+        impl From<$ty> for Error {
+            fn from(err: $ty) -> Self {
+                Error::$variant(err)
+            }
+        }
+    )*};
+}
+
+from_core!(KeyError => Key, PoolError => Pool, MapError => Map, PlanError => Plan, RingError => Ring, AddressError => Address);
+
+/// Whether an error of the `redis` crate leaves the connection unusable (refused, reset,
+/// closed, timed out, I/O): the one such check of this crate.
+pub(crate) fn is_broken(err: &RedisError) -> bool {
+    err.is_io_error()
+        || err.is_timeout()
+        || err.is_connection_dropped()
+        || err.is_connection_refusal()
+        || err.is_unrecoverable_error()
+}
+
+/// The kind of a server error reply, if it is one.
+pub(crate) fn server_kind(err: &RedisError) -> Option<ServerErrorKind> {
+    match err.kind() {
+        ErrorKind::Server(kind) => Some(kind),
+        _ => None,
+    }
+}
