@@ -848,7 +848,7 @@ pub unsafe extern "C" fn keyroute_pool_seed(
                 unsafe { put(added_out, n) };
                 KEYROUTE_OK
             }
-            Err(PoolError::InitialCountTooLarge { .. }) => KEYROUTE_BAD_COUNT,
+            Err(PoolError::BadInitialCount(_)) => KEYROUTE_BAD_COUNT,
             Err(_) => KEYROUTE_PANIC,
         }
     })

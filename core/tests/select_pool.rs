@@ -175,6 +175,6 @@ fn errors_explain_what_to_do() {
         .expect_err("too large");
     let message = err.to_string();
     assert!(message.contains("9007199254740993"), "{message}");
-    assert!(message.contains("smaller"), "{message}");
+    assert!(message.contains("in that range"), "{message}");
     let _: &dyn core::error::Error = &err;
 }

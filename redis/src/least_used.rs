@@ -111,7 +111,7 @@ impl LeastUsed {
         I::Item: AsRef<[u8]>,
     {
         if initial > MAX_EXACT_COUNT {
-            return Err(PoolError::InitialCountTooLarge { initial }.into());
+            return Err(PoolError::BadInitialCount(initial.into()).into());
         }
         let mut call = self.seed.key(&self.pool_key);
         call.key(&self.side_key)

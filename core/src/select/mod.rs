@@ -76,7 +76,7 @@ mod script;
 pub use keys::side_key;
 pub use keys::{KeyError, SideKey, SIDE_KEY_SUFFIX};
 #[cfg(feature = "alloc")]
-pub use pool::{Pool, PoolError};
+pub use pool::{checked_initial, checked_picks, Pool, PoolError, MAX_PICKS_PER_CALL};
 pub use restore::{Restore, UnknownRestoreMode};
 pub use script::{
     seed_overwrite_arg, LEAST_USED, LEAST_USED_SCRIPT, LEAST_USED_SHA1, MAX_EXACT_COUNT,

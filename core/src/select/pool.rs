@@ -13,17 +13,16 @@ use super::{Restore, MAX_EXACT_COUNT};
 /// use keyroute::select::{Pool, PoolError, MAX_EXACT_COUNT};
 /// let mut pool = Pool::new();
 /// let err = pool.seed(["a"], MAX_EXACT_COUNT + 1, false).unwrap_err();
-/// assert_eq!(err, PoolError::InitialCountTooLarge { initial: MAX_EXACT_COUNT + 1 });
+/// assert_eq!(err, PoolError::BadInitialCount((MAX_EXACT_COUNT + 1).into()));
 /// assert!(pool.is_empty());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum PoolError {
-    /// The initial count is above [`MAX_EXACT_COUNT`].
-    InitialCountTooLarge {
-        /// The count asked for.
-        initial: u64,
-    },
+    /// The initial count is negative or above [`MAX_EXACT_COUNT`].
+    BadInitialCount(i128),
+    /// More picks asked of one call than [`MAX_PICKS_PER_CALL`] (or a negative number).
+    TooManyPicks(i128),
     /// A member is empty: a worker handed `""` could not reach anything.
     EmptyMember,
 }
@@ -31,10 +30,16 @@ pub enum PoolError {
 impl fmt::Display for PoolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PoolError::InitialCountTooLarge { initial } => write!(
+            PoolError::BadInitialCount(initial) => write!(
                 f,
-                "initial count {initial} is above 2^53 = {MAX_EXACT_COUNT}, the largest count \
-                 a Redis sorted-set score (a double) holds exactly; seed with a smaller count"
+                "initial count {initial} is outside 0..=2^53 = {MAX_EXACT_COUNT} (2^53 is the \
+                 largest count a Redis sorted-set score, a double, holds exactly); seed with a \
+                 count in that range"
+            ),
+            PoolError::TooManyPicks(n) => write!(
+                f,
+                "{n} picks asked of one call; one call makes 0 to {MAX_PICKS_PER_CALL} picks \
+                 (call again for more)"
             ),
             PoolError::EmptyMember => {
                 f.write_str("pool members must not be empty; name each member, e.g. \"proxy-1\"")
@@ -52,13 +57,53 @@ impl PoolError {
     /// ```
     pub const fn code(&self) -> ErrorCode {
         match self {
-            PoolError::InitialCountTooLarge { .. } => ErrorCode::BadCount,
+            PoolError::BadInitialCount(_) => ErrorCode::BadCount,
+            PoolError::TooManyPicks(_) => ErrorCode::TooLarge,
             PoolError::EmptyMember => ErrorCode::EmptyMember,
         }
     }
 }
 
 impl core::error::Error for PoolError {}
+
+/// The most picks one `pick_many` call makes, in every binding: 2^24 = 16,777,216. A
+/// larger count is refused before anything is allocated ([`PoolError::TooManyPicks`]).
+pub const MAX_PICKS_PER_CALL: usize = 1 << 24;
+
+/// Checks an initial count as a caller gave it (bindings pass wide integers).
+///
+/// ```
+/// use keyroute::select::{checked_initial, MAX_EXACT_COUNT};
+/// assert_eq!(checked_initial(5), Ok(5));
+/// assert_eq!(checked_initial(-1).unwrap_err().code().as_str(), "BAD_COUNT");
+/// assert!(checked_initial(MAX_EXACT_COUNT as i128 + 1).is_err());
+/// ```
+///
+/// # Errors
+/// [`PoolError::BadInitialCount`] outside `0..=MAX_EXACT_COUNT`.
+pub fn checked_initial(initial: i128) -> Result<u64, PoolError> {
+    u64::try_from(initial)
+        .ok()
+        .filter(|&n| n <= MAX_EXACT_COUNT)
+        .ok_or(PoolError::BadInitialCount(initial))
+}
+
+/// Checks a number of picks as a caller gave it.
+///
+/// ```
+/// use keyroute::select::checked_picks;
+/// assert_eq!(checked_picks(3), Ok(3));
+/// assert_eq!(checked_picks(1 << 32).unwrap_err().code().as_str(), "TOO_LARGE");
+/// ```
+///
+/// # Errors
+/// [`PoolError::TooManyPicks`] outside `0..=MAX_PICKS_PER_CALL`.
+pub fn checked_picks(n: i128) -> Result<usize, PoolError> {
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n <= MAX_PICKS_PER_CALL)
+        .ok_or(PoolError::TooManyPicks(n))
+}
 
 /// A least-used pool in memory, answering exactly as the [scripts](super::SCRIPTS) on a
 /// Redis server do (checked against a real server by the vectors in
@@ -185,7 +230,7 @@ impl Pool {
     /// once).
     ///
     /// # Errors
-    /// [`PoolError::InitialCountTooLarge`] when `initial > MAX_EXACT_COUNT`,
+    /// [`PoolError::BadInitialCount`] when `initial > MAX_EXACT_COUNT`,
     /// [`PoolError::EmptyMember`] when a member is empty; the pool is unchanged.
     ///
     /// ```
@@ -204,7 +249,7 @@ impl Pool {
         I::Item: AsRef<[u8]>,
     {
         if initial > MAX_EXACT_COUNT {
-            return Err(PoolError::InitialCountTooLarge { initial });
+            return Err(PoolError::BadInitialCount(initial.into()));
         }
         // Checked before the first change: a refused seed changes nothing.
         let members: Vec<I::Item> = members.into_iter().collect();

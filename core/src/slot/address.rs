@@ -57,6 +57,8 @@ pub enum AddressError {
     BadPort,
     /// A `[` without its `]` (or the reverse), or brackets inside the host.
     UnbalancedBrackets,
+    /// The host is empty where a node's own address is needed.
+    EmptyHost,
 }
 
 impl fmt::Display for AddressError {
@@ -69,6 +71,7 @@ impl fmt::Display for AddressError {
             Self::UnbalancedBrackets => {
                 "address has unbalanced brackets; write IPv6 hosts as [addr]:port"
             }
+            Self::EmptyHost => "address has an empty host; give the node's hostname or IP address",
         })
     }
 }
@@ -83,7 +86,7 @@ impl AddressError {
     pub const fn code(&self) -> ErrorCode {
         match self {
             Self::BadPort => ErrorCode::BadPort,
-            Self::MissingPort | Self::UnbalancedBrackets => ErrorCode::BadAddress,
+            Self::MissingPort | Self::UnbalancedBrackets | Self::EmptyHost => ErrorCode::BadAddress,
         }
     }
 }
@@ -123,6 +126,40 @@ mod owned {
             Self {
                 host: host.into(),
                 port,
+            }
+        }
+
+        /// A node's own address from parts as a caller gives them: a non-empty host
+        /// (IPv6 brackets removed) and a port in 1..=65535.
+        ///
+        /// ```
+        /// use keyroute::slot::Address;
+        /// assert_eq!(Address::checked("[::1]", 7000)?, Address::new("::1", 7000));
+        /// assert_eq!(Address::checked("", 7000).unwrap_err().code().as_str(), "BAD_ADDRESS");
+        /// assert_eq!(Address::checked("h", 0).unwrap_err().code().as_str(), "BAD_PORT");
+        /// assert_eq!(Address::checked("h", 1 << 32).unwrap_err().code().as_str(), "BAD_PORT");
+        /// # Ok::<(), keyroute::slot::AddressError>(())
+        /// ```
+        ///
+        /// # Errors
+        /// [`AddressError::EmptyHost`], [`AddressError::BadPort`],
+        /// [`AddressError::UnbalancedBrackets`].
+        pub fn checked(host: &str, port: i128) -> Result<Self, AddressError> {
+            let bare = match host.strip_prefix('[') {
+                Some(inner) => inner
+                    .strip_suffix(']')
+                    .ok_or(AddressError::UnbalancedBrackets)?,
+                None => host,
+            };
+            if bare.contains(['[', ']']) {
+                return Err(AddressError::UnbalancedBrackets);
+            }
+            if bare.is_empty() {
+                return Err(AddressError::EmptyHost);
+            }
+            match u16::try_from(port) {
+                Ok(p) if p > 0 => Ok(Self::new(bare, p)),
+                _ => Err(AddressError::BadPort),
             }
         }
 

@@ -4,7 +4,7 @@ use core::{fmt, ops::RangeInclusive};
 
 use crate::error::ErrorCode;
 
-use super::{key_slot, Address, Health, Node, NodeIndex, Role, SLOT_COUNT};
+use super::{key_slot, Address, AddressError, Health, Node, NodeIndex, Role, SLOT_COUNT};
 
 /// Marks an unowned slot in the owner table.
 const NO_OWNER: u16 = u16::MAX;
@@ -94,8 +94,9 @@ impl SlotMap {
     /// `id` is the cluster node id, or `""` if unknown.
     ///
     /// # Errors
-    /// [`MapError::DuplicateId`] if a node with that non-empty id exists;
-    /// [`MapError::TooManyNodes`] past 65535 nodes.
+    /// [`MapError::BadAddress`] for an empty host or port 0; [`MapError::DuplicateId`]
+    /// if a node with that non-empty id exists; [`MapError::TooManyNodes`] past 65535
+    /// nodes.
     ///
     /// ```
     /// use keyroute::slot::{Address, MapError, SlotMap};
@@ -103,9 +104,11 @@ impl SlotMap {
     /// let mut map = SlotMap::new();
     /// map.add_master("a", Address::new("h", 1))?;
     /// assert!(matches!(map.add_master("a", Address::new("h", 2)), Err(MapError::DuplicateId(_))));
+    /// assert!(matches!(map.add_master("b", Address::new("", 7000)), Err(MapError::BadAddress(_))));
     /// # Ok::<(), MapError>(())
     /// ```
     pub fn add_master(&mut self, id: &str, addr: Address) -> Result<NodeIndex, MapError> {
+        check_address(&addr)?;
         self.push(id, addr, Role::Master, None)
     }
 
@@ -132,6 +135,7 @@ impl SlotMap {
         addr: Address,
     ) -> Result<NodeIndex, MapError> {
         self.check_master(master)?;
+        check_address(&addr)?;
         self.push(id, addr, Role::Replica, Some(master))
     }
 
@@ -524,6 +528,8 @@ pub enum MapError {
     RoleConflict(String),
     /// A `CLUSTER SHARDS` node has neither `port` nor `tls-port`.
     MissingPort(String),
+    /// A node's address cannot be used (empty host, port 0).
+    BadAddress(AddressError),
     /// One node id is listed with two addresses.
     AddressConflict {
         /// The node id.
@@ -583,6 +589,7 @@ impl fmt::Display for MapError {
                 f,
                 "node {name} has neither port nor tls-port in CLUSTER SHARDS; set one"
             ),
+            Self::BadAddress(e) => write!(f, "node address: {e}"),
             Self::AddressConflict { id, first, second } => write!(
                 f,
                 "node id {id:?} is listed at {first} and at {second}; the reply is \
@@ -607,6 +614,7 @@ impl MapError {
             Self::DuplicateId(_) => ErrorCode::DuplicateNode,
             Self::TooManyNodes => ErrorCode::TooManyNodes,
             Self::MissingPort(_) => ErrorCode::BadAddress,
+            Self::BadAddress(e) => e.code(),
             Self::SlotOwnedTwice { .. }
             | Self::ShardWithoutMaster { .. }
             | Self::ShardWithSeveralMasters { .. }
@@ -617,6 +625,16 @@ impl MapError {
 }
 
 impl core::error::Error for MapError {}
+
+fn check_address(addr: &Address) -> Result<(), MapError> {
+    if addr.host.is_empty() {
+        return Err(MapError::BadAddress(AddressError::EmptyHost));
+    }
+    if addr.port == 0 {
+        return Err(MapError::BadAddress(AddressError::BadPort));
+    }
+    Ok(())
+}
 
 #[cfg(test)]
 mod tests {
