@@ -119,13 +119,13 @@ fn run_threads(url: &str, mode: Mode, threads: usize) -> Outcome {
     outcome
 }
 
-/// The child process: runs only when re-executed by [`run`] with `KEYROUTE_TEST_PICKER`
-/// set (`url mode`); prints its outcome on stdout.
+/// The child process, run only by [`run`], which re-executes this binary with
+/// `--ignored` and `KEYROUTE_TEST_PICKER` set (`url mode`); prints its outcome on stdout.
 #[test]
+#[ignore = "a child process of the concurrency tests, started by them"]
 fn picker_child_process() {
-    let Ok(spec) = env::var(CHILD_ENV) else {
-        return;
-    };
+    let spec =
+        env::var(CHILD_ENV).expect("started by the concurrency tests with KEYROUTE_TEST_PICKER");
     let (url, mode) = spec.split_once(' ').expect("url mode");
     let mode = if mode == "racy" {
         Mode::Racy
@@ -182,6 +182,7 @@ fn run(server: &Server, mode: Mode) -> (Outcome, Vec<(Vec<u8>, u64)>) {
                 .args([
                     "picker_child_process",
                     "--exact",
+                    "--ignored",
                     "--nocapture",
                     "--test-threads",
                     "1",
