@@ -494,6 +494,32 @@ fn errors_name_their_code_and_exit_2() {
             "0",
         ),
         (
+            &[
+                "route",
+                "--nodes",
+                "a",
+                "--vnodes",
+                "99999999999999999999",
+                "k",
+            ],
+            "BAD_VNODES",
+            "99999999999999999999",
+        ),
+        (
+            &[
+                "route",
+                "-p",
+                "libketama",
+                "--nodes",
+                "a",
+                "--default-port",
+                "70000",
+                "k",
+            ],
+            "BAD_PORT",
+            "70000",
+        ),
+        (
             &["route", "--nodes-file", "/nonexistent/nodes", "k"],
             "",
             "cannot read nodes file /nonexistent/nodes",
