@@ -8,10 +8,15 @@ setup-apt-core:
 	scripts/apt-install.sh $(APT_CORE)
 
 TEST_TARGETS += test-rust
-# The pure core, the Redis crate (its suites start their own servers and clusters on
-# 127.0.0.1), then the CLI. `cargo tree -p keyroute` must show no `redis`.
+# The pure core (also with its optional serde feature), the Redis crate (its suites start
+# their own servers and clusters on 127.0.0.1), then the CLI. `cargo tree -p keyroute` must
+# show no `redis`. The pool vectors are keyroute's own scripts replayed on a real
+# redis-server (a regression snapshot): --check proves the committed file is current.
 test-rust: setup-apt-core lint test-rust-nostd
 	$(CARGO) test -p keyroute
+	$(CARGO) test -p keyroute --features serde --test serde --lib
+	$(CARGO) test -p keyroute --features serde --doc
+	python3 tests/vectors/gen/pool/generate.py --check
 	@! $(CARGO) tree -p keyroute -e normal,build,dev --prefix none | grep -q '^redis ' || \
 	  { echo "keyroute (core) must not depend on the redis crate" >&2; exit 1; }
 	$(CARGO) test -p keyroute-redis
@@ -23,6 +28,7 @@ test-rust-nostd:
 	$(CARGO) test -p keyroute --no-default-features --features alloc,small-crc16 --lib --test 'slot_*'
 	rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 	$(CARGO) build -p keyroute --no-default-features --features alloc --target wasm32-unknown-unknown
+	$(CARGO) build -p keyroute --no-default-features --features serde --target wasm32-unknown-unknown
 
 lint:
 	$(CARGO) fmt --all -- --check

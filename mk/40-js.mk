@@ -25,8 +25,8 @@ JS_CARGO_ENV := CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=true
 SETUP_TARGETS += setup-js
 setup-js: setup-js-rust setup-js-npm setup-apt-js
 
-# rustup target and the wasm-bindgen CLI at the crate's version (never --locked: see
-# ../shared/TOOLCHAIN.md); skipped when already there.
+# rustup target and the wasm-bindgen CLI at the crate's version (never --locked: its
+# lockfile pins a crate version the registry does not serve); skipped when already there.
 setup-js-rust:
 	rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 	@if [ "$$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $(WASM_BINDGEN_VERSION)" ]; then \

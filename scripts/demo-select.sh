@@ -71,7 +71,7 @@ step "Counts in pick order" "keyroute pool show --redis $url --pool '$POOL'"
 "$KR" pool show --redis "$url" --pool "$POOL"
 
 redis-cli -u "$url" DEL "$POOL" "$POOL:removed" >/dev/null 2>&1 || true
-step "An empty pool: no member, exit status 2 — the caller makes no request" "keyroute pick --redis $url --pool '$POOL'"
+step "An empty pool: no member, exit status 1 — the caller makes no request" "keyroute pick --redis $url --pool '$POOL'"
 if "$KR" pick --redis "$url" --pool "$POOL"; then
   echo "demo-select: expected a failure on an empty pool" >&2; exit 1
 else

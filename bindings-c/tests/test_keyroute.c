@@ -287,7 +287,7 @@ static void test_slots(void)
     uint16_t out[3] = {0, 0, 0};
     size_t off = 99, len = 99;
 
-    /* DESIGN.md facts */
+    /* docs/design.md facts */
     CHECK(keyroute_key_slot(B("123456789"), 9) == (0x31C3 & 16383));
     CHECK(keyroute_key_slot(B("{}{a}"), 5) == 13650);
     CHECK(keyroute_key_slot(B("{{a}}"), 5) == 10276);
@@ -362,7 +362,7 @@ static void test_ring_errors(void)
     keyroute_ring_free(r);
     CHECK(keyroute_ring_profile(NULL) == NULL);
 
-    /* the design facts: 320 points, "test" on 127.0.0.1:11211 */
+    /* docs/design.md facts: 320 points, "test" on 127.0.0.1:11211 */
     ST(keyroute_ring_new("libketama", NULL, &r), KEYROUTE_OK);
     ST(keyroute_ring_get(r, B("test"), 4, &name, &len), KEYROUTE_EMPTY);
     ST(keyroute_ring_get_index(r, B("test"), 4, &idx), KEYROUTE_EMPTY);

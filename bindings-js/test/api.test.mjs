@@ -17,7 +17,7 @@ test('init resolves in Node too', async () => {
   assert.equal(api.Ring, Ring);
 });
 
-test('DESIGN.md key facts (libketama)', () => {
+test('docs/design.md key facts (libketama)', () => {
   const ring = new Ring({ '127.0.0.1:11211': 600, '127.0.0.1:11212': 400 }, { profile: 'libketama' });
   assert.equal(ring.pointCount, 320);
   assert.equal(ring.get('test'), '127.0.0.1:11211');

@@ -37,12 +37,12 @@ for (const [name, v] of files) {
         assert.equal(keySlot(Uint8Array.from(key)), c.slot);
       }
     }
-    // The empty first tag cases from DESIGN.md are among them.
+    // The empty first tag cases from docs/design.md are among them.
     assert.ok(wrong > 0, 'cluster-key-slot was expected to disagree with Redis on empty tags');
   });
 }
 
-test('DESIGN.md examples', () => {
+test('docs/design.md examples', () => {
   assert.equal(keySlot('123456789'), 0x31c3 & 16383);
   assert.equal(keySlot('{}{a}'), 13650);
   assert.equal(keySlot('{{a}}'), 10276);

@@ -1,4 +1,7 @@
 //! `keyroute`: route keys, simulate ring changes, compute Redis Cluster slots and plans.
+//!
+//! Exit status: 0 on success; 1 when a pool is empty (nothing to pick); 2 on an error,
+//! printed as `keyroute: error: <message> [CODE]` with the library's error code.
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -9,7 +12,10 @@ mod cmd;
 #[command(
     name = "keyroute",
     version,
-    about = "Which node owns this key? Which proxy gets the next job?"
+    about = "Which node owns this key? Which proxy gets the next job?",
+    after_help = "Exit status: 0 on success, 1 when a pool is empty (nothing to pick), 2 on \
+    an error, printed as `keyroute: error: <message> [CODE]` with the library's error code \
+    (docs/errors.md). Passwords in Redis URLs are never printed."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -50,9 +56,11 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // `keyroute route ... | head` closing the pipe early is not an error.
+        Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("keyroute: error: {err}");
-            ExitCode::from(2)
+            eprintln!("{}", err.line());
+            ExitCode::from(err.status())
         }
     }
 }

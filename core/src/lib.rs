@@ -18,7 +18,40 @@
 //! |---|---|---|
 //! | `alloc` | via `std` | everything that needs a heap: rings, slot maps, plans, the pool model, [`keys`] |
 //! | `std` | yes | `alloc`, and nothing else (`core::error::Error` is implemented without it) |
+//! | `serde` | no | `Serialize`/`Deserialize` (serde without std): rings as specs ([`ring::RingSpec`]: profile, options, nodes), slot maps, resharding plans; shapes below |
 //! | `small-crc16` | no | the CRC16 tables of [`slot`] are filled on first use instead of stored in the binary (8 KiB smaller; the JavaScript package uses it) |
+//!
+//! ## serde
+//!
+//! With `serde`, [`ring::Ring`] (as a [`ring::RingSpec`]), [`slot::SlotMap`] and
+//! [`slot::Plan`] serialize to and from any serde format (JSON, TOML, ...):
+//!
+//! * a ring: `{"profile": "libmemcached", "vnodes": 40, "points_per_digest": 4,
+//!   "default_port": 11211, "nodes": [{"name": "a", "weight": 1}]}` (an option left out
+//!   takes the profile's default, `default_port: 0` is "none", `weight` defaults to 1);
+//! * a slot map: `{"nodes": [{"id": "…", "addr": "10.0.0.1:7000", "role": "master",
+//!   "health": "online", "slots": [[0, 8191]]}, {"addr": "10.0.0.2:7000", "role":
+//!   "replica", "master": 0}]}` (node indexes are positions; ranges are inclusive);
+//! * a plan: `{"moves": [{"start": 0, "end": 10, "from": 0, "to": 2}], "targets":
+//!   [{"node": 0, "weight": 1, "ideal": 5461.33, "before": 8192, "after": 5461}]}`.
+//!
+//! Reading checks everything the constructors check (unknown fields too); a refusal
+//! carries the library's message and its code in brackets (`... [ZERO_WEIGHT]`). A ring
+//! read back answers every key as the ring that was written.
+//!
+//! ```
+//! # #[cfg(feature = "serde")] {
+//! use keyroute::ring::Ring;
+//! let ring: Ring = serde_json::from_str(
+//!     r#"{"profile": "libketama", "nodes": [{"name": "10.0.0.1:11211", "weight": 600}, {"name": "10.0.0.2:11211", "weight": 400}]}"#,
+//! ).unwrap();
+//! assert_eq!(ring.point_count(), 160 * 2);
+//! let text = serde_json::to_string(&ring).unwrap();
+//! assert!(text.starts_with(r#"{"profile":"libketama","vnodes":40,"points_per_digest":4,"default_port":0,"#));
+//! let bad = serde_json::from_str::<Ring>(r#"{"profile": "native", "nodes": [{"name": "a", "weight": -1}]}"#);
+//! assert!(bad.unwrap_err().to_string().contains("[NEGATIVE_WEIGHT]"));
+//! # }
+//! ```
 //!
 //! Without `alloc` the crate still offers slot hashing ([`slot::key_slot`]), hash tags,
 //! redirect parsing, the script texts and the error codes, for embedded clients.
@@ -47,4 +80,6 @@ pub mod keys;
 pub mod ring;
 pub mod script;
 pub mod select;
+#[cfg(feature = "serde")]
+mod serde_impl;
 pub mod slot;

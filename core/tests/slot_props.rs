@@ -23,7 +23,7 @@ fn crc_reference(data: &[u8]) -> u16 {
     crc
 }
 
-/// The tag rule as DESIGN.md states it, naively.
+/// The tag rule as docs/design.md states it, naively.
 fn tag_reference(key: &[u8]) -> &[u8] {
     if let Some(open) = key.iter().position(|&b| b == b'{') {
         if let Some(len) = key[open + 1..].iter().position(|&b| b == b'}') {

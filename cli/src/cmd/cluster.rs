@@ -3,18 +3,22 @@
 //!
 //! * `keyroute cluster slots --redis URL`: one row per node (address, id, role, slot
 //!   count, ranges), from `CLUSTER SHARDS` (or `CLUSTER SLOTS` before Redis 7).
-//! * `keyroute cluster rebalance --redis URL [--weights NODE:W,...] [--dry-run]`: plans
+//! * `keyroute cluster rebalance --redis URL [--weights NODE=W,...] [--dry-run]`: plans
 //!   the fewest slot moves to the weights (default: every master weight 1, so new empty
 //!   masters fill up) and executes them live (`SETSLOT IMPORTING/MIGRATING`,
 //!   `GETKEYSINSLOT` + `MIGRATE`, `SETSLOT NODE`), unless `--dry-run`.
 use std::fmt::Write as _;
+use std::io::Write as _;
 
+use keyroute::error::ErrorCode;
+use keyroute::ring::parse_weights;
 use keyroute::slot::{NodeIndex, Plan, Role, SlotMap};
 use keyroute_redis::cluster::reshard::{execute_plan, ReshardOptions};
 use keyroute_redis::cluster::topology::{fetch_topology_from, TopologySource};
 use keyroute_redis::cluster::ClusterConfig;
+use keyroute_redis::redact;
 
-use super::CliError;
+use super::{CliError, Format};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -24,26 +28,36 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Sub {
-    /// Print the slot ranges of every node, as a table.
+    /// Print the slot ranges of every node, as a table (or JSON).
+    #[command(
+        after_help = "--format json prints {\"source\": \"CLUSTER SHARDS\" or \
+        \"CLUSTER SLOTS\", \"unassigned\": N, \"map\": {\"nodes\": [{\"id\", \"addr\", \
+        \"role\", \"master\" (a replica's master, by index), \"health\", \"slots\": \
+        [[start, end], ...]}]}}; \"map\" reads back as keyroute::slot::SlotMap (feature serde)."
+    )]
     Slots {
         /// Any node of the cluster: `redis://host:port` or `host:port`.
         #[arg(long, value_name = "URL")]
         redis: String,
+        /// Output: a table, or json.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Move slots so masters hold shares proportional to their weights, live.
     #[command(
-        after_help = "NODE is a master's host:port or its node id (a unique prefix \
-        of at least 6 characters is enough). With --weights, every master that owns \
-        slots must be listed; weight 0 drains a master, an empty master listed fills \
-        up.\n\nExample:\n  \
-        keyroute cluster rebalance --redis 127.0.0.1:7000 --weights 127.0.0.1:7000:2,127.0.0.1:7001:1,127.0.0.1:7002:1 --dry-run"
+        after_help = "WEIGHTS is a node list in the core grammar: NODE=WEIGHT (or \
+        host:port:WEIGHT), comma-separated; a NODE alone has weight 1. NODE is a master's \
+        host:port or its node id (a unique prefix of at least 6 characters is enough). \
+        With --weights, every master that owns slots must be listed; weight 0 drains a \
+        master, an empty master listed fills up.\n\nExample:\n  \
+        keyroute cluster rebalance --redis 127.0.0.1:7000 --weights 127.0.0.1:7000=2,127.0.0.1:7001=1,127.0.0.1:7002=1 --dry-run"
     )]
     Rebalance {
         /// Any node of the cluster: `redis://host:port` or `host:port`.
         #[arg(long, value_name = "URL")]
         redis: String,
-        /// Target weights `NODE:WEIGHT,...` (default: every master 1).
-        #[arg(long, value_name = "NODE:WEIGHT,...")]
+        /// Target weights `NODE=WEIGHT,...` (default: every master 1).
+        #[arg(long, value_name = "NODE=WEIGHT,...")]
         weights: Option<String>,
         /// Print the plan without moving anything.
         #[arg(long)]
@@ -56,9 +70,28 @@ pub enum Sub {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     match args.command {
-        Sub::Slots { redis } => {
+        Sub::Slots { redis, format } => {
             let (map, source) = fetch(&redis)?;
-            print!("{}", render_slots(&map, source));
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            match format {
+                Format::Text => out.write_all(render_slots(&map, source).as_bytes())?,
+                Format::Json => {
+                    #[derive(serde::Serialize)]
+                    struct Output<'a> {
+                        source: &'static str,
+                        unassigned: usize,
+                        map: &'a SlotMap,
+                    }
+                    let output = Output {
+                        source: source_name(source),
+                        unassigned: map.unassigned_count(),
+                        map: &map,
+                    };
+                    super::json_line(&mut out, &output)?;
+                }
+            }
+            out.flush()?;
             Ok(())
         }
         Sub::Rebalance {
@@ -72,7 +105,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
 
 fn fetch(url: &str) -> Result<(SlotMap, TopologySource), CliError> {
     let config = ClusterConfig::default();
-    Ok(fetch_topology_from(url, config.timeouts()).map_err(|e| format!("{url}: {e}"))?)
+    fetch_topology_from(url, config.timeouts()).map_err(|e| CliError::from(e).context(redact(url)))
+}
+
+fn source_name(source: TopologySource) -> &'static str {
+    match source {
+        TopologySource::Shards => "CLUSTER SHARDS",
+        TopologySource::Slots => "CLUSTER SLOTS",
+    }
 }
 
 fn ranges_text(map: &SlotMap, node: NodeIndex) -> String {
@@ -153,10 +193,7 @@ fn render_slots(map: &SlotMap, source: TopologySource) -> String {
         out.push('\n');
     }
     let unassigned = map.unassigned_count();
-    let from = match source {
-        TopologySource::Shards => "CLUSTER SHARDS",
-        TopologySource::Slots => "CLUSTER SLOTS",
-    };
+    let from = source_name(source);
     let _ = writeln!(out, "({from}; {unassigned} slots unassigned)");
     out
 }
@@ -172,25 +209,24 @@ fn find_master(map: &SlotMap, name: &str) -> Result<NodeIndex, CliError> {
         .collect();
     match by_id.as_slice() {
         [one] => Ok(*one),
-        [] => Err(
-            format!("{name:?} is not a master of this cluster (use host:port or a node id)").into(),
-        ),
-        _ => Err(format!("node id prefix {name:?} is ambiguous").into()),
+        [] => Err(CliError::new(
+            ErrorCode::UnknownNode,
+            format!("{name:?} is not a master of this cluster (use host:port or a node id)"),
+        )),
+        _ => Err(CliError::new(
+            ErrorCode::AmbiguousNodeSpec,
+            format!("node id prefix {name:?} is ambiguous: give more of the id"),
+        )),
     }
 }
 
-fn parse_weights(map: &SlotMap, spec: &str) -> Result<Vec<(NodeIndex, u64)>, CliError> {
-    let mut out = Vec::new();
-    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (name, w) = item
-            .rsplit_once(':')
-            .ok_or_else(|| format!("weight {item:?}: expected NODE:WEIGHT"))?;
-        let w: u64 = w
-            .parse()
-            .map_err(|_| format!("weight {item:?}: {w:?} is not a non-negative integer"))?;
-        out.push((find_master(map, name)?, w));
-    }
-    Ok(out)
+/// `--weights` through the core grammar, each name a master of `map`.
+fn weights_of(map: &SlotMap, spec: &str) -> Result<Vec<(NodeIndex, u64)>, CliError> {
+    let parsed = parse_weights(spec).map_err(|e| CliError::from(e).context("--weights"))?;
+    parsed
+        .into_iter()
+        .map(|(name, w)| Ok((find_master(map, &name)?, u64::from(w))))
+        .collect()
 }
 
 fn rebalance(
@@ -204,37 +240,43 @@ fn rebalance(
         eprintln!("keyroute: note: CLUSTER SLOTS lists no empty masters; new masters need Redis 7 (CLUSTER SHARDS)");
     }
     let weights = match weights {
-        Some(spec) => parse_weights(&map, spec)?,
+        Some(spec) => weights_of(&map, spec)?,
         None => map.masters().map(|(i, _)| (i, 1)).collect(),
     };
     let plan = Plan::new(&map, &weights)?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
     let name = |n: Option<NodeIndex>| {
         n.map_or_else(|| "(unassigned)".to_string(), |n| map[n].addr().to_string())
     };
     for t in plan.targets() {
-        println!(
+        writeln!(
+            out,
             "{:<22} weight {:>4}  slots {:>5} -> {:>5}",
             map[t.node].addr().to_string(),
             t.weight,
             t.before,
             t.after
-        );
+        )?;
     }
     for m in plan.moves() {
-        println!(
+        writeln!(
+            out,
             "move {:>5}-{:<5} ({:>5} slots) {} -> {}",
             m.start,
             m.end,
             m.len(),
             name(m.from),
             name(Some(m.to))
-        );
+        )?;
     }
-    println!(
+    writeln!(
+        out,
         "{} slots to move in {} moves",
         plan.slots_moved(),
         plan.moves().len()
-    );
+    )?;
+    out.flush()?;
     if dry_run || plan.is_empty() {
         return Ok(());
     }
@@ -250,9 +292,10 @@ fn rebalance(
             );
         }
     })?;
-    println!(
+    writeln!(
+        out,
         "moved {} slots and {} keys",
         report.slots_moved, report.keys_moved
-    );
+    )?;
     Ok(())
 }

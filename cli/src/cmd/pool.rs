@@ -11,16 +11,16 @@
 use std::io::Write;
 use std::time::Duration;
 
-use keyroute::select::{Pool, Restore};
-use keyroute_redis::{LeastUsed, Reconnecting, Timeouts};
+use keyroute::select::{checked_picks, Pool, Restore};
+use keyroute_redis::{redact, LeastUsed, Reconnecting, Timeouts};
 
 use super::CliError;
 
 /// Where the pool lives: shared by `pick` and `pool`.
 #[derive(Debug, clap::Args)]
 pub struct RedisArgs {
-    /// Redis server URL, e.g. redis://127.0.0.1:6379/ (a cluster node works for a
-    /// hash-tagged pool on that node).
+    /// Redis server: redis://[:password@]host:port[/db], or host:port (a cluster node
+    /// works for a hash-tagged pool on that node). Passwords are never printed.
     #[arg(long, value_name = "URL")]
     pub redis: String,
     /// The pool key, a sorted set; hash-tag it for Redis Cluster: '{proxies}:pool'.
@@ -34,12 +34,13 @@ pub struct RedisArgs {
 impl RedisArgs {
     /// The pool handle and a connection, with errors a user can act on.
     pub fn open(&self) -> Result<(LeastUsed, Reconnecting), CliError> {
-        let pool = LeastUsed::new(&self.pool).map_err(|err| format!("--pool: {err}"))?;
+        let pool = LeastUsed::new(&self.pool).map_err(|e| CliError::from(e).context("--pool"))?;
         let timeouts = Timeouts::uniform(Duration::from_millis(self.timeout_ms.max(1)));
         let mut con = Reconnecting::new(&self.redis, timeouts)
-            .map_err(|err| format!("--redis {}: {err}", self.redis))?;
-        con.ensure_connected()
-            .map_err(|err| format!("cannot reach Redis at {}: {err}", self.redis))?;
+            .map_err(|e| CliError::from(e).context("--redis"))?;
+        con.ensure_connected().map_err(|e| {
+            CliError::from(e).context(format!("cannot reach Redis at {}", redact(&self.redis)))
+        })?;
         Ok((pool, con))
     }
 }
@@ -48,7 +49,8 @@ impl RedisArgs {
 #[command(after_help = "Examples:\n  \
     keyroute pool seed --redis redis://127.0.0.1:6379/ --pool '{proxies}:pool' p1 p2 p3\n  \
     keyroute pool show --redis redis://127.0.0.1:6379/ --pool '{proxies}:pool'\n  \
-    keyroute pool simulate --picks 7 p1 p2 p3")]
+    keyroute pool simulate --picks 7 p1 p2 p3\n\n\
+    pool simulate makes at most 16777216 picks (TOO_LARGE above), printed as they are made.")]
 pub struct Args {
     #[command(subcommand)]
     action: Action,
@@ -98,9 +100,9 @@ enum Action {
         /// The count members start at.
         #[arg(long, default_value_t = 0)]
         initial: u64,
-        /// How many picks.
+        /// How many picks (at most 16777216).
         #[arg(long, default_value_t = 10)]
-        picks: usize,
+        picks: u64,
         /// Remove this member after half of the picks, and restore it at the minimum
         /// after three quarters.
         #[arg(long, value_name = "MEMBER")]
@@ -196,6 +198,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
             churn,
             members,
         } => {
+            let picks =
+                checked_picks(picks.into()).map_err(|e| CliError::from(e).context("--picks"))?;
             let mut pool = Pool::new();
             pool.seed(&members, initial, false)?;
             writeln!(
@@ -203,27 +207,32 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 "in-memory pool model (no Redis): {} members at count {initial}, {picks} picks",
                 pool.len()
             )?;
-            let mut sequence = Vec::with_capacity(picks);
+            // Streamed: nothing is kept per pick.
+            let mut out = std::io::BufWriter::new(&mut out);
+            out.write_all(b"picks:")?;
             for i in 0..picks {
                 if let Some(member) = &churn {
                     if i == picks / 2 {
                         if let Some(count) = pool.remove(member.as_bytes()) {
-                            sequence.push(format!("[remove {member} at {count}]"));
+                            write!(out, " [remove {member} at {count}]")?;
                         }
                     } else if i == picks * 3 / 4 {
                         let count = pool.restore(member.as_bytes(), Restore::AtMinimum)?;
-                        sequence.push(format!("[restore {member} at minimum {count}]"));
+                        write!(out, " [restore {member} at minimum {count}]")?;
                     }
                 }
                 match pool.pick() {
-                    Some(member) => sequence.push(String::from_utf8_lossy(&member).into_owned()),
+                    Some(member) => {
+                        out.write_all(b" ")?;
+                        out.write_all(&member)?;
+                    }
                     None => {
-                        sequence.push("(empty pool: no pick)".to_string());
+                        out.write_all(b" (empty pool: no pick)")?;
                         break;
                     }
                 }
             }
-            writeln!(out, "picks: {}", sequence.join(" "))?;
+            out.write_all(b"\n")?;
             print_counts(&mut out, "counts (pick order):", pool.counts())?;
         }
     }

@@ -7,16 +7,23 @@
 //! ```
 use std::io::Write;
 
+use keyroute::error::ErrorCode;
 use keyroute::script::{Script, SCRIPTS};
 
 use super::CliError;
 
+fn script_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(SCRIPTS.iter().map(Script::name))
+}
+
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Scripts: least-used, seed, remove, restore. \
-    Run one with EVALSHA <sha1> <numkeys> <keys...> <args...>, loading the text on NOSCRIPT.")]
+#[command(
+    after_help = "Run a script with EVALSHA <sha1> <numkeys> <keys...> <args...>, \
+    loading the text on NOSCRIPT. `keyroute script --list` lists every script with its SHA1."
+)]
 pub struct Args {
-    /// The script to print: least-used, seed, remove or restore.
-    #[arg(value_name = "NAME", required_unless_present = "list")]
+    /// The script to print (see --list).
+    #[arg(value_name = "NAME", required_unless_present = "list", value_parser = script_names())]
     name: Option<String>,
     /// List every script with its SHA1, number of keys and what it does.
     #[arg(long, conflicts_with_all = ["name", "sha1"])]
@@ -59,14 +66,19 @@ fn write_output(args: &Args, out: &mut impl Write) -> Result<(), CliError> {
         return Ok(());
     }
     let Some(name) = args.name.as_deref() else {
-        return Err(format!("name a script ({}) or pass --list", known_names()).into());
+        return Err(CliError::new(
+            ErrorCode::BadType,
+            format!("name a script ({}) or pass --list", known_names()),
+        ));
     };
     let Some(script) = Script::by_name(name) else {
-        return Err(format!(
-            "unknown script {name:?}; known scripts: {} (see `keyroute script --list`)",
-            known_names()
-        )
-        .into());
+        return Err(CliError::new(
+            ErrorCode::BadType,
+            format!(
+                "unknown script {name:?}; known scripts: {} (see `keyroute script --list`)",
+                known_names()
+            ),
+        ));
     };
     if args.sha1 {
         writeln!(out, "{}", script.sha1())?;

@@ -1,5 +1,9 @@
 //! `keyroute simulate`: what adding or removing nodes does to load and keys.
 
+use std::io::{IsTerminal, Write};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use keyroute::error::ErrorCode;
 use keyroute::ring::diff;
 
 use super::ring_args::ProfileArgs;
@@ -8,7 +12,10 @@ use super::CliError;
 /// Simulate a change of N equal nodes and show per-node load before and after.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Example:\n  keyroute simulate --profile native --nodes 10 --keys 100000 --add 1"
+    after_help = "Limits: at most 100000 nodes, 1000000000 keys and a bar width of 1000 \
+    (TOO_LARGE above). With --keys of a million or more, a progress bar shows on stderr when \
+    it is a terminal.\n\n\
+    Example:\n  keyroute simulate --profile native --nodes 10 --keys 100000 --add 1"
 )]
 pub struct Args {
     #[command(flatten)]
@@ -18,7 +25,7 @@ pub struct Args {
     pub nodes: usize,
     /// Number of keys to route (key-0, key-1, …).
     #[arg(long, default_value_t = 100_000)]
-    pub keys: usize,
+    pub keys: u64,
     /// Add this many nodes.
     #[arg(long, conflicts_with = "remove", required_unless_present = "remove")]
     pub add: Option<usize>,
@@ -30,31 +37,60 @@ pub struct Args {
     pub width: usize,
 }
 
-const MAX_NODES: usize = 100_000;
+/// The most nodes a simulated ring has, before or after the change.
+pub const MAX_NODES: usize = 100_000;
+/// The most keys routed (each routed on both rings: minutes at this size).
+pub const MAX_KEYS: u64 = 1_000_000_000;
+/// The widest bar.
+pub const MAX_WIDTH: usize = 1000;
+/// From this many keys on, a progress bar shows on a terminal.
+const PROGRESS_FROM: u64 = 1_000_000;
+
+fn too_large(what: &str, given: impl std::fmt::Display, limit: impl std::fmt::Display) -> CliError {
+    CliError::new(
+        ErrorCode::TooLarge,
+        format!("{what} is {given}; the limit is {limit}"),
+    )
+}
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    let out_of_range = |msg: &str| CliError::new(ErrorCode::OutOfRange, msg);
     if args.nodes == 0 {
-        return Err("--nodes must be at least 1".into());
+        return Err(out_of_range("--nodes must be at least 1"));
     }
     if args.keys == 0 {
-        return Err("--keys must be at least 1".into());
+        return Err(out_of_range("--keys must be at least 1"));
+    }
+    if args.nodes > MAX_NODES {
+        return Err(too_large("--nodes", args.nodes, MAX_NODES));
+    }
+    if args.keys > MAX_KEYS {
+        return Err(too_large("--keys", args.keys, MAX_KEYS));
+    }
+    if args.width > MAX_WIDTH {
+        return Err(too_large("--width", args.width, MAX_WIDTH));
     }
     let after_n = match (args.add, args.remove) {
-        (Some(m), _) => args.nodes.checked_add(m).filter(|&n| n <= MAX_NODES),
-        (None, Some(m)) if m < args.nodes => Some(args.nodes - m),
+        (Some(m), _) => args
+            .nodes
+            .checked_add(m)
+            .filter(|&n| n <= MAX_NODES)
+            .ok_or_else(|| {
+                too_large(
+                    "the number of nodes after --add",
+                    format!("{} + {m}", args.nodes),
+                    MAX_NODES,
+                )
+            })?,
+        (None, Some(m)) if m < args.nodes => args.nodes - m,
         (None, Some(m)) => {
-            return Err(format!(
+            return Err(out_of_range(&format!(
                 "cannot remove {m} of {} nodes: at least one must stay",
                 args.nodes
-            )
-            .into())
+            )))
         }
-        (None, None) => return Err("give --add M or --remove M".into()),
-    }
-    .ok_or_else(|| format!("at most {MAX_NODES} nodes"))?;
-    if args.nodes > MAX_NODES {
-        return Err(format!("at most {MAX_NODES} nodes").into());
-    }
+        (None, None) => return Err(out_of_range("give --add M or --remove M")),
+    };
     let names = |n: usize| {
         (1..=n)
             .map(|i| (format!("node-{i}"), 1u32))
@@ -63,11 +99,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let old = args.ring.ring(names(args.nodes))?;
     let new = args.ring.ring(names(after_n))?;
     let all = old.len().max(new.len());
-    let mut before = vec![0usize; all];
-    let mut after = vec![0usize; all];
-    let mut moved = 0usize;
+    let mut before = vec![0u64; all];
+    let mut after = vec![0u64; all];
+    let mut moved = 0u64;
     let mut key = String::new();
+    let progress = progress_bar(args.keys);
     for k in 0..args.keys {
+        if k % 4096 == 0 {
+            progress.set_position(k);
+        }
         key.clear();
         use std::fmt::Write;
         let _ = write!(key, "key-{k}");
@@ -84,8 +124,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
             moved += 1;
         }
     }
+    progress.finish_and_clear();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
     let d = diff(&old, &new)?;
-    let peak = |loads: &[usize], n: usize| -> f64 {
+    let peak = |loads: &[u64], n: usize| -> f64 {
         let max = loads.iter().copied().max().unwrap_or(0) as f64;
         max / (args.keys as f64 / n as f64)
     };
@@ -96,7 +139,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .max()
         .unwrap_or(1)
         .max(1);
-    println!(
+    writeln!(
+        out,
         "profile {}, {} -> {} nodes, {} keys ({} points before, {} after)",
         old.profile().name(),
         args.nodes,
@@ -104,17 +148,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
         args.keys,
         old.point_count(),
         new.point_count()
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "{:<12} {:>9} {:>9}  load (█ before, ▒ after)",
         "node", "before", "after"
-    );
+    )?;
     for i in 0..all {
-        let bar = |v: usize, c: char| {
-            c.to_string()
-                .repeat((v * args.width).div_ceil(top).min(args.width))
+        let bar = |v: u64, c: char| {
+            // v <= top <= 10^9 and width <= 1000: no overflow.
+            let cells = (v * args.width as u64).div_ceil(top).min(args.width as u64);
+            c.to_string().repeat(cells as usize)
         };
-        println!(
+        writeln!(
+            out,
             "{:<12} {:>9} {:>9}  {}\n{:<12} {:>9} {:>9}  {}",
             format!("node-{}", i + 1),
             if i < old.len() {
@@ -132,35 +179,53 @@ pub fn run(args: Args) -> Result<(), CliError> {
             "",
             "",
             bar(after[i], '▒'),
-        );
+        )?;
     }
     let frac = moved as f64 / args.keys as f64;
     // With equal weights a perfect ring moves |Δn| / max(n_before, n_after) of the keys.
     let ideal = args.nodes.abs_diff(after_n) as f64 / args.nodes.max(after_n) as f64;
-    println!();
-    println!(
+    writeln!(out)?;
+    writeln!(
+        out,
         "keys moved: {moved} of {} = {:.2}%, ideal {:.2}% ({:.2}x the ideal)",
         args.keys,
         frac * 100.0,
         ideal * 100.0,
         frac / ideal
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "ring diff:  {:.2}% of the key space moves, in {} arcs; the least any ring could move for \
          these shares is {:.2}%",
         d.moved_fraction * 100.0,
         d.moved.len(),
         d.ideal_fraction * 100.0
-    );
+    )?;
     let share_peak = |r: &keyroute::ring::Ring| -> f64 {
         r.shares().into_iter().fold(0.0, f64::max) * r.len() as f64
     };
-    println!(
+    writeln!(
+        out,
         "peak-to-mean load: keys before {:.3}, after {:.3}; exact ring shares before {:.3}, after {:.3}",
         peak(&before, old.len()),
         peak(&after, new.len()),
         share_peak(&old),
         share_peak(&new)
-    );
+    )?;
+    out.flush()?;
     Ok(())
+}
+
+/// A bar on stderr for long runs when stderr is a terminal; hidden otherwise.
+fn progress_bar(keys: u64) -> ProgressBar {
+    if keys < PROGRESS_FROM || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(keys), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(
+        "keyroute: routing keys {bar:30} {human_pos}/{human_len} ({percent}%, {eta} left)",
+    ) {
+        bar.set_style(style);
+    }
+    bar
 }

@@ -1,20 +1,27 @@
 //! `keyroute slot`: print the Redis Cluster hash slot of each key, one per line.
 //!
-//! Keys come from the arguments, or from stdin (one key per line; the trailing `\n` and
-//! a `\r` before it are not part of the key). With `--hex`, every key is hex-encoded
-//! bytes, so any binary key can be given.
+//! Keys come from the arguments (their bytes, UTF-8 or not), or from stdin (one key per
+//! line; the trailing `\n` and a `\r` before it are not part of the key; empty lines are
+//! skipped). With `--hex`, every key is hex-encoded bytes.
 use std::ffi::OsString;
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 
 use keyroute::slot::key_slot;
 
-use super::CliError;
+use super::keys::{arg_bytes, decode_hex, for_each_stdin_line, KeyJson};
+use super::{json_line, note_reading_stdin, CliError, Format};
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  \
+#[command(
+    after_help = "Keys are bytes: arguments are taken as given (UTF-8 or not); \
+    from stdin, one key per line without its \\n or \\r\\n, and empty lines are skipped.\n\n\
+    --format json prints one object per key: {\"key\":\"foo\",\"slot\":12182} \
+    (\"key_hex\" instead of \"key\" for a key that is not UTF-8).\n\n\
+    Examples:\n  \
     keyroute slot foo '{user1000}.following'\n  \
     keyroute slot --hex 7b617d\n  \
-    printf 'a\\nb\\n' | keyroute slot")]
+    printf 'a\\nb\\n' | keyroute slot --format json"
+)]
 pub struct Args {
     /// Keys to hash (bytes of the argument). Without any, keys are read from stdin, one
     /// per line.
@@ -23,115 +30,58 @@ pub struct Args {
     /// Keys are hex-encoded bytes (e.g. `7b617d` for `{a}`), in arguments and on stdin.
     #[arg(long)]
     pub hex: bool,
+    /// Output: text (the slot) or json (one object per line).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let result = if args.keys.is_empty() {
-        from_stdin(args.hex, &mut out)
-    } else {
-        from_args(&args.keys, args.hex, &mut out)
-    };
-    match result.and_then(|()| out.flush().map_err(Into::into)) {
-        // `keyroute slot ... | head` closing the pipe early is not an error.
-        Err(e) if is_broken_pipe(e.as_ref()) => Ok(()),
-        other => other,
-    }
-}
-
-fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
-    e.downcast_ref::<io::Error>()
-        .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
-}
-
-fn from_args(keys: &[OsString], hex: bool, out: &mut impl Write) -> Result<(), CliError> {
-    for (i, arg) in keys.iter().enumerate() {
-        let raw = os_bytes(arg).ok_or_else(|| {
-            format!(
-                "key #{} is not valid UTF-8 on this platform; pass it with --hex",
-                i + 1
+    let json = args.format == Format::Json;
+    let emit = |key: &[u8], out: &mut BufWriter<io::StdoutLock<'_>>| -> Result<(), CliError> {
+        let slot = key_slot(key);
+        if json {
+            #[derive(serde::Serialize)]
+            struct Line<'a> {
+                #[serde(flatten)]
+                key: KeyJson<'a>,
+                slot: u16,
+            }
+            json_line(
+                out,
+                &Line {
+                    key: KeyJson::of(key),
+                    slot,
+                },
             )
-        })?;
-        let key = if hex {
-            decode_hex(&raw).map_err(|e| format!("key #{}: {e}", i + 1))?
         } else {
-            raw
-        };
-        writeln!(out, "{}", key_slot(&key))?;
-    }
-    Ok(())
-}
-
-fn from_stdin(hex: bool, out: &mut impl Write) -> Result<(), CliError> {
-    let stdin = io::stdin();
-    let mut input = stdin.lock();
-    let mut line = Vec::new();
-    let mut number = 0usize;
-    loop {
-        line.clear();
-        if input.read_until(b'\n', &mut line)? == 0 {
-            return Ok(());
+            writeln!(out, "{slot}")?;
+            Ok(())
         }
-        number += 1;
-        if line.last() == Some(&b'\n') {
-            line.pop();
-            if line.last() == Some(&b'\r') {
-                line.pop();
+    };
+    if args.keys.is_empty() {
+        note_reading_stdin("keys");
+        for_each_stdin_line(|line, number| {
+            if args.hex {
+                let key =
+                    decode_hex(line).map_err(|e| e.context(format!("stdin line {number}")))?;
+                emit(&key, &mut out)
+            } else {
+                emit(line, &mut out)
+            }
+        })?;
+    } else {
+        for (i, arg) in args.keys.iter().enumerate() {
+            let raw = arg_bytes(arg, i + 1)?;
+            if args.hex {
+                let key = decode_hex(&raw).map_err(|e| e.context(format!("key #{}", i + 1)))?;
+                emit(&key, &mut out)?;
+            } else {
+                emit(&raw, &mut out)?;
             }
         }
-        if hex {
-            let key = decode_hex(&line).map_err(|e| format!("stdin line {number}: {e}"))?;
-            writeln!(out, "{}", key_slot(&key))?;
-        } else {
-            writeln!(out, "{}", key_slot(&line))?;
-        }
     }
-}
-
-#[cfg(unix)]
-fn os_bytes(s: &OsString) -> Option<Vec<u8>> {
-    use std::os::unix::ffi::OsStrExt;
-    Some(s.as_bytes().to_vec())
-}
-
-#[cfg(not(unix))]
-fn os_bytes(s: &OsString) -> Option<Vec<u8>> {
-    s.to_str().map(|s| s.as_bytes().to_vec())
-}
-
-fn decode_hex(text: &[u8]) -> Result<Vec<u8>, String> {
-    if !text.len().is_multiple_of(2) {
-        return Err(format!(
-            "hex key has an odd number of digits ({}); write two digits per byte",
-            text.len()
-        ));
-    }
-    let digit = |pos: usize| {
-        let c = text[pos];
-        (c as char).to_digit(16).map(|d| d as u8).ok_or_else(|| {
-            format!(
-                "{:?} at position {} is not a hex digit (0-9, a-f)",
-                char::from(c),
-                pos + 1
-            )
-        })
-    };
-    (0..text.len())
-        .step_by(2)
-        .map(|i| Ok(digit(i)? << 4 | digit(i + 1)?))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hex() {
-        assert_eq!(decode_hex(b"7b617D"), Ok(b"{a}".to_vec()));
-        assert_eq!(decode_hex(b""), Ok(Vec::new()));
-        assert!(decode_hex(b"7").is_err());
-        assert!(decode_hex(b"zz").is_err());
-    }
+    out.flush()?;
+    Ok(())
 }

@@ -637,7 +637,7 @@ mod tests {
 
     #[test]
     fn design_facts() {
-        // DESIGN.md: hashed as `addr-k` (libketama's server strings keep the port).
+        // docs/design.md: hashed as `addr-k` (libketama's server strings keep the port).
         let r = Ring::with_nodes(
             Profile::libketama(),
             [("127.0.0.1:11211", 600), ("127.0.0.1:11212", 400)],

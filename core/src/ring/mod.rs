@@ -29,4 +29,4 @@ pub use profile::{
     Lookup, PointHash, Profile, ProfileName, ProfileOptions, Ties, WeightRule,
     DEFAULT_NATIVE_VNODES, NATIVE_SIP_KEY,
 };
-pub use spec::{parse_node, parse_nodes, parse_weights, NodeSpec};
+pub use spec::{parse_node, parse_nodes, parse_weights, NodeSpec, RingSpec};

@@ -394,6 +394,27 @@ impl Profile {
         Ok(p)
     }
 
+    /// The options that rebuild this profile with [`Profile::from_options`]: `vnodes`
+    /// always; `points_per_digest` and `default_port` (0 for none) on MD5 profiles.
+    ///
+    /// ```
+    /// use keyroute::ring::Profile;
+    /// let p = Profile::node_hashring().with_default_port(Some(11211))?.with_vnodes(100)?;
+    /// let options = p.options();
+    /// assert_eq!(options.default_port, Some(11211));
+    /// assert_eq!(Profile::from_options(p.name().as_str(), &options)?, p);
+    /// assert_eq!(Profile::native().options().default_port, None);
+    /// # Ok::<(), keyroute::ring::RingError>(())
+    /// ```
+    pub fn options(&self) -> ProfileOptions {
+        let md5 = self.hash == PointHash::Md5;
+        ProfileOptions {
+            vnodes: Some(self.vnodes.into()),
+            points_per_digest: md5.then_some(self.points_per_digest.into()),
+            default_port: md5.then_some(self.default_port.map_or(0, i128::from)),
+        }
+    }
+
     /// The profile's name.
     pub const fn name(&self) -> ProfileName {
         self.name

@@ -25,7 +25,9 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::engine::Ring;
 use super::error::{checked_weight, RingError};
+use super::profile::{Profile, ProfileName, ProfileOptions};
 
 /// One parsed entry of a node list.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -45,6 +47,70 @@ impl NodeSpec {
             name: name.into(),
             weight,
             address: None,
+        }
+    }
+}
+
+/// A ring as data: its profile, the profile's options and its nodes in order. It is
+/// what a [`Ring`] serializes to with the `serde` feature, and [`build`](Self::build)
+/// makes the same ring again (the same points, so the same answer for every key).
+///
+/// ```
+/// use keyroute::ring::{Profile, Ring};
+/// let ring = Ring::with_nodes(Profile::libmemcached().with_vnodes(20)?, [("a", 1), ("b", 3)])?;
+/// let spec = ring.spec();
+/// assert_eq!(spec.nodes[1].weight, 3);
+/// let again = spec.build()?;
+/// assert_eq!(again.positions(), ring.positions());
+/// assert_eq!(again.get(b"user:42"), ring.get(b"user:42"));
+/// # Ok::<(), keyroute::ring::RingError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RingSpec {
+    /// The profile's name.
+    pub profile: ProfileName,
+    /// The profile's options, each `None` for the profile's default (checked by
+    /// [`Profile::from_options`] in [`build`](Self::build)).
+    pub options: ProfileOptions,
+    /// The nodes, in ring order (the order decides ties in the ketama family).
+    pub nodes: Vec<NodeSpec>,
+}
+
+impl RingSpec {
+    /// The ring this spec describes.
+    ///
+    /// # Errors
+    /// The errors of [`Profile::from_options`] and [`Ring::with_nodes`].
+    pub fn build(&self) -> Result<Ring, RingError> {
+        let profile = Profile::from_options(self.profile.as_str(), &self.options)?;
+        Ring::with_nodes(
+            profile,
+            self.nodes.iter().map(|n| (n.name.as_str(), n.weight)),
+        )
+    }
+}
+
+impl Ring {
+    /// This ring as a [`RingSpec`]: profile, options (all of them, explicitly) and nodes.
+    ///
+    /// ```
+    /// use keyroute::ring::{Profile, Ring};
+    /// let ring = Ring::with_nodes(Profile::native(), [("cache-a", 2)])?;
+    /// let spec = ring.spec();
+    /// assert_eq!(spec.profile.as_str(), "native");
+    /// assert_eq!(spec.options.vnodes, Some(160));
+    /// assert_eq!((spec.nodes[0].name.as_str(), spec.nodes[0].weight), ("cache-a", 2));
+    /// # Ok::<(), keyroute::ring::RingError>(())
+    /// ```
+    pub fn spec(&self) -> RingSpec {
+        RingSpec {
+            profile: self.profile().name(),
+            options: self.profile().options(),
+            nodes: self
+                .nodes()
+                .iter()
+                .map(|n| NodeSpec::new(n.name(), n.weight()))
+                .collect(),
         }
     }
 }

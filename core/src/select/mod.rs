@@ -35,7 +35,7 @@
 //! the sequence is not.
 //!
 //! Every text ends with exactly one `\n` (the last line is terminated like the others),
-//! and its SHA1 covers it; [`LEAST_USED_SCRIPT`] is the design contract's block, each of
+//! and its SHA1 covers it; [`LEAST_USED_SCRIPT`] is the block in `docs/design.md`, each of
 //! its four lines followed by `\n`. Counts are exact up to [`MAX_EXACT_COUNT`] = 2^53:
 //! Redis stores scores as doubles.
 //!

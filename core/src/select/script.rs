@@ -22,7 +22,7 @@ pub const MAX_EXACT_COUNT: u64 = 1 << 53;
 /// byte-wise smallest member), increments its score by one and returns it; returns nil
 /// when the pool is empty or missing.
 ///
-/// Exactly the text of the design contract, ending with one `\n`.
+/// Exactly the text in `docs/design.md`, ending with one `\n`.
 ///
 /// ```
 /// use keyroute::select::LEAST_USED_SCRIPT;

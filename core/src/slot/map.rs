@@ -139,7 +139,7 @@ impl SlotMap {
         self.push(id, addr, Role::Replica, Some(master))
     }
 
-    fn push(
+    pub(crate) fn push(
         &mut self,
         id: &str,
         addr: Address,

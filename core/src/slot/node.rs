@@ -8,6 +8,11 @@ use super::Address;
 /// order nodes were added) and stay valid while that map lives; a map rebuilt from a
 /// refresh numbers its nodes afresh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(transparent)
+)]
 pub struct NodeIndex(pub(crate) u16);
 
 impl NodeIndex {
@@ -36,6 +41,11 @@ impl fmt::Display for NodeIndex {
 
 /// Whether a node serves slots or replicates one that does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "lowercase")
+)]
 pub enum Role {
     /// Serves writes for its slots (Redis says "master"; also "primary").
     Master,
@@ -85,6 +95,11 @@ impl fmt::Display for Role {
 
 /// A node's health as `CLUSTER SHARDS` reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "lowercase")
+)]
 pub enum Health {
     /// Serving.
     Online,

@@ -9,12 +9,21 @@ use super::{NodeIndex, Role, SlotMap, SLOT_COUNT};
 /// Moving the slots `start..=end` from one master to another (or assigning them, when
 /// they have no owner yet).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
 pub struct Move {
     /// First slot.
     pub start: u16,
     /// Last slot (inclusive).
     pub end: u16,
     /// Current owner; `None` for unassigned slots (`CLUSTER ADDSLOTS` on `to`).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub from: Option<NodeIndex>,
     /// New owner.
     pub to: NodeIndex,
@@ -36,12 +45,18 @@ impl Move {
 
 /// One weighted master's numbers in a [`Plan`].
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
 pub struct Target {
     /// The master.
     pub node: NodeIndex,
     /// Its weight as given.
     pub weight: u64,
     /// Its exact weighted share, `16384 * weight / total weight`.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub ideal: f64,
     /// Slots it owns before the plan.
     pub before: usize,
@@ -210,6 +225,12 @@ impl Plan {
             }
         }
         Ok(Self { moves, targets })
+    }
+
+    /// A plan from its parts (deserialization; `apply` checks it against the map).
+    #[cfg(feature = "serde")]
+    pub(crate) fn from_parts(moves: Vec<Move>, targets: Vec<Target>) -> Self {
+        Self { moves, targets }
     }
 
     /// The moves, in slot order.

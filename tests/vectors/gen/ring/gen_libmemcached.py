@@ -86,7 +86,7 @@ def main():
     run("libmemcached_weighted_1_2_3_5", list(zip(hosts(4), [1, 2, 3, 5])))
     run("libmemcached_other_ports", [(h, 1) for h in hosts(5, port=11212)] +
         [("10.0.0.6:22122", 2), ("10.0.0.7:11211", 1)])
-    # The DESIGN.md check ring; the values come from the library, we only assert them.
+    # The check ring of docs/design.md; the values come from the library, we only assert them.
     keys = ["test"] + [k for k in KEYS if k != "test"]
     points, expect = run("libmemcached_weighted_600_400",
                          [("127.0.0.1:11211", 600), ("127.0.0.1:11212", 400)], keys=keys)
