@@ -47,11 +47,14 @@ impl Fail {
     };
 
     /// `KEYROUTE_NULL_ARGUMENT` for the argument `arg`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn null(arg: &str) -> Self {
         Fail::new(ErrorCode::NullArgument, format!("`{arg}` is NULL"))
     }
 
     /// The status, recording the message unless it is `KEYROUTE_EMPTY`.
+    #[inline]
     fn record(self) -> keyroute_status {
         if self.status != keyroute_status::KEYROUTE_EMPTY {
             set_last_error(&self.message);
@@ -98,20 +101,27 @@ from_errors!(
 
 /// Runs the body of an export: its value, or the status of its failure (whose message is
 /// recorded); a panic is `KEYROUTE_INTERNAL`.
+#[inline(always)]
 fn run<T>(f: impl FnOnce() -> Res<T>) -> Result<T, keyroute_status> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(fail)) => Err(fail.record()),
-        Err(payload) => {
-            let status = Fail::panic(payload.as_ref()).record();
-            // Dropping the payload runs foreign code (its destructor): keep that inside.
-            let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
-            Err(status)
-        }
+        Err(payload) => Err(panicked(payload)),
     }
 }
 
+/// `KEYROUTE_INTERNAL` for a caught panic, its message recorded.
+#[cold]
+#[inline(never)]
+fn panicked(payload: Box<dyn Any + Send>) -> keyroute_status {
+    let status = Fail::panic(payload.as_ref()).record();
+    // Dropping the payload runs foreign code (its destructor): keep that inside.
+    let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
+    status
+}
+
 /// The guard of every export that returns a status.
+#[inline(always)]
 pub(crate) fn guard(f: impl FnOnce() -> Res) -> keyroute_status {
     match run(f) {
         Ok(()) => keyroute_status::KEYROUTE_OK,
@@ -121,6 +131,7 @@ pub(crate) fn guard(f: impl FnOnce() -> Res) -> keyroute_status {
 
 /// The guard of an export that returns a value: `fallback` on failure (whose message is
 /// recorded all the same).
+#[inline(always)]
 pub(crate) fn guard_or<T>(fallback: T, f: impl FnOnce() -> Res<T>) -> T {
     run(f).unwrap_or(fallback)
 }
@@ -132,6 +143,7 @@ pub(crate) fn guard_or<T>(fallback: T, f: impl FnOnce() -> Res<T>) -> T {
 ///
 /// # Safety
 /// `out` is NULL or valid for writing a `T`.
+#[inline(always)]
 pub(crate) unsafe fn put<T>(out: *mut T, value: T) {
     if !out.is_null() {
         // SAFETY: non-NULL, and valid per the caller.
@@ -140,6 +152,7 @@ pub(crate) unsafe fn put<T>(out: *mut T, value: T) {
 }
 
 /// Checks that a required out-pointer is not NULL.
+#[inline(always)]
 pub(crate) fn required<T>(out: *mut T, arg: &str) -> Res<*mut T> {
     if out.is_null() {
         Err(Fail::null(arg))
@@ -149,32 +162,46 @@ pub(crate) fn required<T>(out: *mut T, arg: &str) -> Res<*mut T> {
 }
 
 /// Refuses a size above `limit`, or one no object can have (`count` items of `T`).
+#[inline(always)]
 fn sized<T>(count: usize, arg: &str, limit: u64, unit: &str) -> Res<()> {
-    let bytes = (count as u128) * (std::mem::size_of::<T>().max(1) as u128);
-    if count as u64 > limit || bytes > isize::MAX as u128 {
-        return Err(Fail::new(
-            ErrorCode::TooLarge,
-            format!(
-                "`{arg}` is given as {count} {unit}, above the limit of {limit}; nothing was read"
-            ),
-        ));
+    let most = (isize::MAX as usize / std::mem::size_of::<T>().max(1)) as u64;
+    if count as u64 > limit.min(most) {
+        return Err(too_large(arg, count, limit.min(most), unit));
     }
     Ok(())
+}
+
+/// `KEYROUTE_TOO_LARGE` for a size above `limit`.
+#[cold]
+#[inline(never)]
+fn too_large(arg: &str, count: usize, limit: u64, unit: &str) -> Fail {
+    Fail::new(
+        ErrorCode::TooLarge,
+        format!("`{arg}` is given as {count} {unit}, above the limit of {limit}; nothing was read"),
+    )
+}
+
+/// `KEYROUTE_NULL_ARGUMENT` for a NULL pointer with a length.
+#[cold]
+#[inline(never)]
+fn null_with_len(arg: &str, len: usize) -> Fail {
+    Fail::new(
+        ErrorCode::NullArgument,
+        format!("`{arg}` is NULL with a length of {len}"),
+    )
 }
 
 /// `len` bytes at `ptr`: a key, member or message. `ptr` may be NULL when `len` is 0.
 ///
 /// # Safety
 /// `ptr` is NULL or valid for reading `len` bytes for `'a`.
+#[inline(always)]
 pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize, arg: &str) -> Res<&'a [u8]> {
     if len == 0 {
         return Ok(&[]);
     }
     if ptr.is_null() {
-        return Err(Fail::new(
-            ErrorCode::NullArgument,
-            format!("`{arg}` is NULL with a length of {len}"),
-        ));
+        return Err(null_with_len(arg, len));
     }
     sized::<u8>(len, arg, isize::MAX as u64, "bytes")?;
     // SAFETY: non-NULL, at most isize::MAX bytes, readable per the caller.
@@ -207,6 +234,7 @@ pub(crate) unsafe fn text<'a>(ptr: *const c_char, arg: &str) -> Res<&'a str> {
 ///
 /// # Safety
 /// `ptr` is NULL or valid for reading `count` entries for `'a`.
+#[inline(always)]
 pub(crate) unsafe fn array<'a, T>(ptr: *const T, count: usize, arg: &str) -> Res<&'a [T]> {
     if count == 0 {
         return Ok(&[]);
@@ -223,6 +251,7 @@ pub(crate) unsafe fn array<'a, T>(ptr: *const T, count: usize, arg: &str) -> Res
 ///
 /// # Safety
 /// `ptr` is NULL or valid for writing `count` entries for `'a`, aliasing nothing else.
+#[inline(always)]
 pub(crate) unsafe fn array_mut<'a, T>(ptr: *mut T, count: usize, arg: &str) -> Res<&'a mut [T]> {
     if count == 0 {
         return Ok(&mut []);
@@ -333,18 +362,13 @@ struct Tagged<S> {
 /// `p` is NULL or was returned by this library (as a handle of some kind), possibly freed
 /// since, and its memory still mapped (always true of heap blocks of this size); no other
 /// thread frees it during the call.
+#[inline(always)]
 unsafe fn tagged<H: Handle>(p: *const H, arg: &str) -> Res<*mut Tagged<H::State>> {
     if p.is_null() {
         return Err(Fail::null(arg));
     }
-    let bad = |what: Cow<'static, str>| {
-        Fail::new(
-            ErrorCode::InvalidHandle,
-            format!("`{arg}` is not a live {}: {what}", H::NAME),
-        )
-    };
     if !(p as usize).is_multiple_of(std::mem::align_of::<u64>()) {
-        return Err(bad("it is not a handle (misaligned)".into()));
+        return Err(not_live(arg, H::NAME, None));
     }
     // SAFETY: every handle starts with its tag; see the function's contract. Volatile: a
     // freed block may have been rewritten by the allocator.
@@ -352,17 +376,37 @@ unsafe fn tagged<H: Handle>(p: *const H, arg: &str) -> Res<*mut Tagged<H::State>
     if tag == H::TAG {
         return Ok(p as *mut Tagged<H::State>);
     }
-    Err(match KINDS.iter().find(|(t, _)| *t == tag) {
-        Some((_, other)) => bad(format!("it is a {other}").into()),
-        None if tag == FREED => bad("it was freed".into()),
-        None => bad("it was freed, or is not a keyroute handle".into()),
-    })
+    Err(not_live(arg, H::NAME, Some(tag)))
+}
+
+/// `KEYROUTE_INVALID_HANDLE`: what the handle is instead (`tag` None: misaligned).
+#[cold]
+#[inline(never)]
+fn not_live(arg: &str, name: &str, tag: Option<u64>) -> Fail {
+    let what = match tag {
+        None => "it is not a handle (misaligned)",
+        Some(FREED) => "it was freed",
+        Some(t) => match KINDS.iter().find(|(k, _)| *k == t) {
+            Some((_, other)) => {
+                return Fail::new(
+                    ErrorCode::InvalidHandle,
+                    format!("`{arg}` is not a live {name}: it is a {other}"),
+                )
+            }
+            None => "it was freed, or is not a keyroute handle",
+        },
+    };
+    Fail::new(
+        ErrorCode::InvalidHandle,
+        format!("`{arg}` is not a live {name}: {what}"),
+    )
 }
 
 /// The state behind a handle for reading.
 ///
 /// # Safety
 /// As [`tagged`]; no call modifies the handle concurrently.
+#[inline(always)]
 pub(crate) unsafe fn get<'a, H: Handle>(p: *const H, arg: &str) -> Res<&'a H::State> {
     // SAFETY: a live handle of kind H (tag checked).
     Ok(unsafe { &(*tagged(p, arg)?).state })
@@ -372,6 +416,7 @@ pub(crate) unsafe fn get<'a, H: Handle>(p: *const H, arg: &str) -> Res<&'a H::St
 ///
 /// # Safety
 /// As [`tagged`]; the caller has exclusive access to the handle.
+#[inline(always)]
 pub(crate) unsafe fn get_mut<'a, H: Handle>(p: *mut H, arg: &str) -> Res<&'a mut H::State> {
     // SAFETY: a live handle of kind H (tag checked), used exclusively.
     Ok(unsafe { &mut (*tagged(p, arg)?).state })

@@ -230,6 +230,7 @@ pub unsafe extern "C" fn keyroute_ring_set_weight(
 }
 
 /// `KEYROUTE_EMPTY` for lookups on a ring without nodes.
+#[inline(always)]
 fn owner(r: &RingState, key: &[u8]) -> Res<usize> {
     r.ring.get_index(key).ok_or(Fail::EMPTY)
 }
