@@ -8,10 +8,14 @@ without a JSON parser. Byte strings are lower-case hex, "-" for the empty string
     end
     slot HEXKEY SLOT
     pool NAME
-    seed INITIAL OVERWRITE RESULT|ERR HEXMEMBER...
+    seed INITIAL OVERWRITE RESULT|CODE HEXMEMBER...
     pick HEX|NIL
     remove HEX COUNT|NIL
-    restore HEX keep|at_minimum COUNT
+    restore HEX keep|at_minimum COUNT|CODE
+
+CODE is the error code a refused seed or restore gives (the vector's "error" is the
+script's message; the code is read from it: an empty member is EMPTY_MEMBER, an initial
+count outside 0..=2^53 is BAD_COUNT).
     state LEN                                      followed by LEN lines: count HEX N
     removed HEX COUNT
     endpool
@@ -32,6 +36,16 @@ def h(b):
 
 def hx(s):  # already hex
     return s or "-"
+
+
+def error_code(op):
+    """The code of a refused op, from the script's message (unknown messages stop here)."""
+    msg = op["error"]
+    if "must not be empty" in msg:
+        return "EMPTY_MEMBER"
+    if "initial count" in msg or "2^53" in msg:
+        return "BAD_COUNT"
+    raise SystemExit("pool vector: no code known for the error %r; teach vectors_to_lines.py" % msg)
 
 
 def main():
@@ -64,7 +78,7 @@ def main():
             for op in seq["ops"]:
                 kind = op["op"]
                 if kind == "seed":
-                    res = "ERR" if "error" in op else str(op["result"])
+                    res = error_code(op) if "error" in op else str(op["result"])
                     out.append("seed %d %d %s %s" % (op["initial"], int(op["overwrite"]), res,
                                                      " ".join(hx(m) for m in op["members_hex"])))
                 elif kind == "pick":
@@ -80,7 +94,8 @@ def main():
                     r = op["result"]
                     out.append("remove %s %s" % (hx(op["member_hex"]), "NIL" if r is None else r))
                 elif kind == "restore":
-                    out.append("restore %s %s %d" % (hx(op["member_hex"]), op["mode"], op["result"]))
+                    res = error_code(op) if "error" in op else str(op["result"])
+                    out.append("restore %s %s %s" % (hx(op["member_hex"]), op["mode"], res))
                 else:
                     raise SystemExit("unknown pool op %r" % kind)
                 counts = op.get("counts", [])

@@ -3,8 +3,14 @@
  *
  *   cc -std=c99 route.c $(pkg-config --cflags --libs keyroute) -o route && ./route
  *
+ * If the library is not in a directory the loader searches, add an rpath:
+ *   cc -std=c99 route.c $(pkg-config --cflags --libs keyroute) \
+ *      -Wl,-rpath,"$(pkg-config --variable=libdir keyroute)" -o route
+ *
  * Output lines (checked against tests/vectors by `make test-c`):
  *   ring PROFILE NODE=WEIGHT...      route PROFILE KEY NODE      slot KEY SLOT
+ * A failing call is reported with its status's name (the error code every language
+ * reports, e.g. ZERO_WEIGHT) and keyroute_last_error_message().
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +25,13 @@ struct node {
 static const char *const keys[] = {"test", "apple", "foo", "bar", "key-0", "key-1", "key-2"};
 #define NKEYS (sizeof keys / sizeof keys[0])
 
+/* Prints why `what` failed; returns 1. */
+static int fail(const char *what, keyroute_status st)
+{
+    fprintf(stderr, "%s: %s: %s\n", what, keyroute_status_name(st), keyroute_last_error_message());
+    return 1;
+}
+
 /* Builds a ring, prints where each key goes; returns 0 on success. */
 static int route(const char *profile, const struct node *nodes, size_t n)
 {
@@ -27,17 +40,14 @@ static int route(const char *profile, const struct node *nodes, size_t n)
     size_t i;
 
     st = keyroute_ring_new(profile, NULL, &ring);
-    if (st != KEYROUTE_OK) {
-        fprintf(stderr, "keyroute_ring_new(%s): %s\n", profile, keyroute_status_str(st));
-        return 1;
-    }
+    if (st != KEYROUTE_OK)
+        return fail("keyroute_ring_new", st);
     printf("ring %s", profile);
     for (i = 0; i < n; i++) {
         st = keyroute_ring_add(ring, nodes[i].name, nodes[i].weight);
         if (st != KEYROUTE_OK) {
-            fprintf(stderr, "add %s: %s\n", nodes[i].name, keyroute_status_str(st));
             keyroute_ring_free(ring);
-            return 1;
+            return fail("keyroute_ring_add", st);
         }
         printf(" %s=%ld", nodes[i].name, nodes[i].weight);
     }
@@ -49,15 +59,13 @@ static int route(const char *profile, const struct node *nodes, size_t n)
         if (st == KEYROUTE_EMPTY) {
             printf("# %s: no node (empty ring), make no request\n", keys[i]);
         } else if (st != KEYROUTE_OK) {
-            fprintf(stderr, "get: %s\n", keyroute_status_str(st));
             keyroute_ring_free(ring);
-            return 1;
+            return fail("keyroute_ring_get", st);
         } else {
             printf("route %s %s %.*s\n", profile, keys[i], (int)len, node);
         }
     }
-    keyroute_ring_free(ring);
-    return 0;
+    return keyroute_ring_free(ring) == KEYROUTE_OK ? 0 : 1;
 }
 
 int main(void)

@@ -5,7 +5,8 @@
 //   java -cp /usr/share/java/jna.jar:. -Djna.library.path=$PREFIX/lib Route [REDIS_URL]
 //
 // With a Redis URL (the argument, or KEYROUTE_TEST_REDIS_URL) it also seeds a least-used
-// pool on that server and picks from it (keyroute_least_used_*).
+// pool on that server and picks from it (keyroute_least_used_*). Every failure is shown as
+// the status's name (the error code every language reports) and the library's message.
 import com.sun.jna.IntegerType;
 import com.sun.jna.Library;
 import com.sun.jna.Memory;
@@ -22,37 +23,42 @@ public final class Route {
         public SizeT(long v) { super(Native.SIZE_T_SIZE, v, true); }
     }
 
-    /** The subset of keyroute.h this example uses (status values from keyroute_status). */
+    /** The subset of keyroute.h this example uses (status values from keyroute_status:
+     *  the numbers of docs/errors.md). */
     public interface KeyRoute extends Library {
         int KEYROUTE_OK = 0;
         int KEYROUTE_EMPTY = 1;
-        int KEYROUTE_BUFFER_TOO_SMALL = 18;
+        int KEYROUTE_BUFFER_TOO_SMALL = 7;
+        int KEYROUTE_ZERO_WEIGHT = 11;
 
         KeyRoute LIB = Native.load("keyroute", KeyRoute.class,
                 Map.of(Library.OPTION_STRING_ENCODING, "UTF-8"));
 
         String keyroute_version();
-        String keyroute_status_str(int status);
+        String keyroute_status_name(int status);
+        String keyroute_last_error_message();
         short keyroute_key_slot(byte[] key, SizeT len);
         int keyroute_ring_new(String profile, Pointer options, PointerByReference out);
         int keyroute_ring_add(Pointer ring, String name, long weight);
         int keyroute_ring_get(Pointer ring, byte[] key, SizeT len, PointerByReference node,
                               Pointer nodeLenOut);
-        void keyroute_ring_free(Pointer ring);
+        int keyroute_ring_free(Pointer ring);
         int keyroute_least_used_open(String url, byte[] poolKey, SizeT keyLen, int timeoutMs,
                                      PointerByReference out);
         int keyroute_least_used_seed(Pointer lu, String[] members, Pointer lens, SizeT count,
                                      long initial, int overwrite, Pointer addedOut);
         int keyroute_least_used_pick(Pointer lu, byte[] buf, SizeT cap, Pointer lenOut);
-        void keyroute_least_used_free(Pointer lu);
+        int keyroute_least_used_free(Pointer lu);
     }
 
     static final KeyRoute K = KeyRoute.LIB;
     static final String[] KEYS = {"test", "apple", "foo", "bar", "key-0", "key-1", "key-2"};
 
+    /** Throws with the status's name (e.g. ZERO_WEIGHT) and the library's message. */
     static void check(int status, String what) {
         if (status != KeyRoute.KEYROUTE_OK) {
-            throw new IllegalStateException(what + ": " + K.keyroute_status_str(status));
+            throw new IllegalStateException(what + ": " + K.keyroute_status_name(status) + ": "
+                    + K.keyroute_last_error_message());
         }
     }
 
@@ -67,6 +73,16 @@ public final class Route {
                 line.append(' ').append(names[i]).append('=').append(weights[i]);
             }
             System.out.println(line);
+            // A refused call: its own status and a message naming what is wrong.
+            int refused = K.keyroute_ring_add(ring, "cache-z", 0);
+            if (refused != KeyRoute.KEYROUTE_ZERO_WEIGHT
+                    || !K.keyroute_status_name(refused).equals("ZERO_WEIGHT")
+                    || !K.keyroute_last_error_message().contains("cache-z")) {
+                throw new IllegalStateException(
+                        "a zero weight gave " + K.keyroute_status_name(refused));
+            }
+            System.out.println("# refused: " + K.keyroute_status_name(refused) + ": "
+                    + K.keyroute_last_error_message());
             for (String key : KEYS) {
                 byte[] k = key.getBytes(StandardCharsets.UTF_8);
                 PointerByReference node = new PointerByReference();
@@ -81,7 +97,7 @@ public final class Route {
                 System.out.println("route " + profile + " " + key + " " + owner);
             }
         } finally {
-            K.keyroute_ring_free(ring);
+            check(K.keyroute_ring_free(ring), "keyroute_ring_free");
         }
     }
 
@@ -136,7 +152,7 @@ public final class Route {
                 System.out.println("pick " + pick(lu));
             }
         } finally {
-            K.keyroute_least_used_free(lu);
+            check(K.keyroute_least_used_free(lu), "keyroute_least_used_free");
         }
         Pointer empty = openPool(url, "{keyroute-example}:java-never-seeded");
         try {
@@ -145,7 +161,7 @@ public final class Route {
             System.out.println(p == null ? "pick NIL" : "pick " + p);
             System.out.println("# an empty pool gives no proxy: make no request");
         } finally {
-            K.keyroute_least_used_free(empty);
+            check(K.keyroute_least_used_free(empty), "keyroute_least_used_free");
         }
     }
 
