@@ -5,62 +5,203 @@
 // one below: scripts/build.mjs copies it to dist/api.mjs (ESM) and dist/api.cjs
 // (CommonJS) verbatim, except for that line.
 //
-// Conventions kept here, documented in README.md and index.d.ts:
-// * keys are strings (hashed as UTF-8) or Uint8Array (raw bytes);
-// * batch calls pack every key into one buffer and cross into wasm once;
-// * "no node" is `null`; every error thrown is an `Error` with a string `code`.
+// What this file does, and only this: check the types of what callers pass (strings,
+// lists, integers, handles) before anything crosses into wasm, pack batches into one
+// buffer, and turn answers into JavaScript values. Every range, grammar and rule is
+// core's (Rust), and so is every error code: each error thrown here or there is an
+// `Error` (`TypeError` for BAD_TYPE) whose `code` is a name of ERROR_CODES.
 
 export function createApi(wasm) {
   'use strict';
 
   const encoder = new TextEncoder();
-  const decoder = new TextDecoder();
+  // fatal: a member or tag that is not UTF-8 is BAD_UTF8, never U+FFFD.
+  const decoder = new TextDecoder('utf-8', { fatal: true });
 
-  function fail(code, message, Type = Error) {
-    const e = new Type(message);
+  // ---------------------------------------------------------------- errors and limits
+
+  const ERROR_CODES = {};
+  {
+    const c = wasm.rawErrorCodes();
+    for (let i = 0; i < c.length; i += 2) ERROR_CODES[c[i]] = Number(c[i + 1]);
+    Object.freeze(ERROR_CODES);
+  }
+
+  function fail(code, message) {
+    const e = code === 'BAD_TYPE' ? new TypeError(message) : new Error(message);
     e.code = code;
     throw e;
   }
 
-  function bytes(key) {
-    if (key instanceof Uint8Array) return key;
-    if (typeof key === 'string') return encoder.encode(key);
-    if (ArrayBuffer.isView(key)) return new Uint8Array(key.buffer, key.byteOffset, key.byteLength);
-    if (key instanceof ArrayBuffer) return new Uint8Array(key);
-    return fail('INVALID_ARGUMENT', `a key must be a string or a Uint8Array, not ${typeof key}`, TypeError);
+  // An error that did not come from keyroute's checks (a JavaScript allocation that
+  // failed, a wasm trap) becomes one with a code: nothing untagged leaves the package.
+  function tagged(e) {
+    if (e instanceof Error && typeof e.code === 'string' && e.code in ERROR_CODES) return e;
+    const text = e instanceof Error ? e.message : String(e);
+    // A RangeError here is an allocation JavaScript refused (an array or string too long).
+    const large = e instanceof RangeError;
+    const out = large
+      ? new Error(`the answer is too large for this JavaScript engine (${text}); ask for less at a time`)
+      : new Error(`keyroute failed unexpectedly (${text}); this is a bug, please report it${typeof WebAssembly === 'object' && e instanceof WebAssembly.RuntimeError ? ' (the WebAssembly module stopped: reload it before using it again)' : ''}`);
+    out.code = large ? 'TOO_LARGE' : 'INTERNAL';
+    out.cause = e;
+    return out;
+  }
+  function guard(f) {
+    try {
+      return f();
+    } catch (e) {
+      throw tagged(e);
+    }
+  }
+
+  /** Limits of one call, stated once (also in README.md). */
+  const LIMITS = Object.freeze({
+    /** Keys (or members, or nodes) in one batch call: core's MAX_PICKS_PER_CALL, 2^24. */
+    batchKeys: wasm.rawMaxBatch(),
+    /** Bytes of all keys of one batch call: 1 GiB. */
+    batchBytes: 2 ** 30,
+    /** Bytes of one key: 512 MiB, the largest string Redis holds. */
+    keyBytes: 2 ** 29,
+    /** Picks in one pickMany call: core's MAX_PICKS_PER_CALL, 2^24. */
+    picksPerCall: wasm.rawMaxBatch(),
+  });
+  // Above this many bytes, the wasm memory is probed before a buffer is handed over
+  // (wasm-bindgen's copy would trap where the probe answers TOO_LARGE).
+  const PROBE_AT = 1 << 24;
+
+  function describe(x) {
+    if (typeof x === 'string') return `the string ${JSON.stringify(x.length > 40 ? `${x.slice(0, 40)}…` : x)}`;
+    if (typeof x === 'number' || typeof x === 'bigint' || typeof x === 'boolean') return `${typeof x} ${String(x)}`;
+    if (x === null) return 'null';
+    if (Array.isArray(x)) return 'an array';
+    if (ArrayBuffer.isView(x)) return `a ${x.constructor.name}`;
+    return typeof x === 'object' ? `an object (${Object.prototype.toString.call(x).slice(8, -1)})` : typeof x;
+  }
+
+  const wellFormed = typeof String.prototype.isWellFormed === 'function'
+    ? (s) => s.isWellFormed()
+    : (s) => !/\p{Surrogate}/u.test(s);
+
+  // A string parameter: a string, and one that UTF-8 can hold (no lone surrogate).
+  function text(s, what) {
+    if (typeof s !== 'string') fail('BAD_TYPE', `${what} must be a string, not ${describe(s)}`);
+    if (!wellFormed(s)) {
+      fail('BAD_UTF8', `${what} ${describe(s)} holds a lone surrogate (half of a UTF-16 pair), which UTF-8 cannot encode; keyroute refuses it rather than hash U+FFFD`);
+    }
+    return s;
+  }
+
+  // An integer parameter: its type is checked here, then it crosses into wasm exactly, as
+  // a 128-bit integer (a bigint), and core checks its range. `notInteger` is the code for
+  // a number with a fraction (BAD_WEIGHT for weights).
+  const I128 = 2 ** 127;
+  const NONE = -(2n ** 127n); // "not given" (i128::MIN); never a value a caller passes
+  function int(x, what, notInteger = 'BAD_TYPE') {
+    if (typeof x === 'bigint') {
+      if (BigInt.asIntN(128, x) !== x || x === NONE) fail('OUT_OF_RANGE', `${what} ${x} is beyond the range of 128-bit integers`);
+      return x;
+    }
+    if (typeof x !== 'number') fail('BAD_TYPE', `${what} must be an integer (a number), not ${describe(x)}`);
+    if (Number.isNaN(x)) fail(notInteger, `${what} is NaN; it must be an integer`);
+    if (!(Math.abs(x) < I128)) fail('OUT_OF_RANGE', `${what} ${x} is beyond the range of 128-bit integers`);
+    if (!Number.isInteger(x)) fail(notInteger, `${what} ${x} is not an integer`);
+    return BigInt(x);
+  }
+  // An integer that crosses inside an array of doubles: as `int`, and exact as a double.
+  function num(x, what, notInteger) {
+    const b = int(x, what, notInteger);
+    const n = Number(b);
+    if (BigInt(n) !== b) fail('OUT_OF_RANGE', `${what} ${b} has no exact JavaScript number; keyroute's limits are far below it`);
+    return n;
+  }
+
+  function weightOf(name, w, convert = int) {
+    if (typeof w === 'string') fail('BAD_TYPE', `node ${JSON.stringify(name)} has weight ${JSON.stringify(w)}, a string; weights are numbers (write ${/^\s*-?\d+\s*$/.test(w) ? w.trim() : 'an integer'}, without quotes)`);
+    if (typeof w !== 'number' && typeof w !== 'bigint') fail('BAD_TYPE', `node ${JSON.stringify(name)} has weight ${describe(w)}; weights are integers from 1 to 4294967295`);
+    return convert(w, `node ${JSON.stringify(name)} has weight`, 'BAD_WEIGHT');
+  }
+
+  function bool(b, what) {
+    if (typeof b !== 'boolean') fail('BAD_TYPE', `${what} must be true or false, not ${describe(b)}`);
+    return b;
+  }
+
+  // One key as bytes: a string (UTF-8) or a Uint8Array (any view, or an ArrayBuffer).
+  function bytes(key, what = 'a key') {
+    let b;
+    if (typeof key === 'string') {
+      if (key.length > LIMITS.keyBytes) tooLargeKey(key.length, what);
+      b = encoder.encode(text(key, what));
+    } else if (key instanceof Uint8Array) b = key;
+    else if (ArrayBuffer.isView(key)) b = new Uint8Array(key.buffer, key.byteOffset, key.byteLength);
+    else if (key instanceof ArrayBuffer) b = new Uint8Array(key);
+    else fail('BAD_TYPE', `${what} must be a string or a Uint8Array, not ${describe(key)}`);
+    if (b.length > LIMITS.keyBytes) tooLargeKey(b.length, what);
+    if (b.length > PROBE_AT) wasm.rawRoom(b.length);
+    return b;
+  }
+  function tooLargeKey(n, what) {
+    fail('TOO_LARGE', `${what} of ${n} bytes is above the limit of ${LIMITS.keyBytes} bytes (512 MiB, the largest string Redis holds)`);
+  }
+  // A string key short enough to cross as a string (wasm-bindgen encodes it).
+  const SHORT = 1 << 16;
+
+  // A list argument: an array or another iterable, never a string or a single key.
+  function list(x, what) {
+    if (typeof x === 'string' || x instanceof String) {
+      fail('BAD_TYPE', `${what} must be a list (an array or iterable), not ${describe(String(x))}; a string is one value: wrap it in [ ]`);
+    }
+    if (Array.isArray(x)) {
+      if (x.length > LIMITS.batchKeys) tooMany(x.length, what);
+      return x;
+    }
+    if (x == null || typeof x !== 'object' || typeof x[Symbol.iterator] !== 'function' || ArrayBuffer.isView(x) || x instanceof ArrayBuffer) {
+      fail('BAD_TYPE', `${what} must be a list (an array or iterable), not ${describe(x)}`);
+    }
+    const out = [];
+    for (const item of x) {
+      if (out.length === LIMITS.batchKeys) tooMany(`more than ${LIMITS.batchKeys}`, what);
+      out.push(item);
+    }
+    return out;
+  }
+  function tooMany(n, what) {
+    fail('TOO_LARGE', `${what}: ${n} items in one call, above the limit of ${LIMITS.batchKeys}; split the batch`);
   }
 
   // One growable scratch buffer for packing batches (the wasm call copies out of it).
   let scratch = new Uint8Array(1 << 16);
   function reserve(n, keep) {
+    if (n > LIMITS.batchBytes + 4) {
+      fail('TOO_LARGE', `the keys of one call hold more than ${LIMITS.batchBytes} bytes (1 GiB); split the batch`);
+    }
     if (scratch.length >= n) return;
     let size = scratch.length;
     while (size < n) size *= 2;
-    const next = new Uint8Array(size);
+    const next = new Uint8Array(Math.min(size, LIMITS.batchBytes + 4));
     if (keep) next.set(scratch.subarray(0, keep));
     scratch = next;
   }
 
   // Packs keys into one byte buffer + end offsets: one boundary crossing per batch.
-  function pack(keys) {
-    if (!Array.isArray(keys)) {
-      if (keys == null || typeof keys[Symbol.iterator] !== 'function') {
-        fail('INVALID_ARGUMENT', 'keys must be an array (or iterable) of strings or Uint8Arrays', TypeError);
-      }
-      keys = Array.from(keys);
-    }
+  function pack(keys, what = 'keys') {
+    keys = list(keys, what);
     const n = keys.length;
     const ends = new Uint32Array(n);
-    let allStrings = true;
+    let chars = 0;
     for (let i = 0; i < n; i++) {
-      if (typeof keys[i] !== 'string') {
-        allStrings = false;
+      const k = keys[i];
+      if (typeof k !== 'string') {
+        chars = -1;
         break;
       }
+      chars += k.length;
     }
-    if (allStrings) {
-      // Fast path: encode all keys at once; if every char took one byte (ASCII), the
-      // string lengths are the byte lengths.
+    if (chars > LIMITS.batchBytes) reserve(chars, 0);
+    if (chars >= 0 && chars < 1 << 28) {
+      // Fast path: encode all keys at once; if every char took one byte (ASCII: no
+      // surrogates either), the string lengths are the byte lengths.
       const joined = keys.join('');
       reserve(joined.length * 3 + 1, 0);
       const { written } = encoder.encodeInto(joined, scratch);
@@ -70,24 +211,39 @@ export function createApi(wasm) {
           off += keys[i].length;
           ends[i] = off;
         }
-        return [scratch.subarray(0, written), ends];
+        return done(written, ends);
       }
     }
     let off = 0;
     for (let i = 0; i < n; i++) {
       const k = keys[i];
       if (typeof k === 'string') {
+        text(k, `${what}[${i}]`);
         reserve(off + k.length * 3 + 1, off);
         off += encoder.encodeInto(k, scratch.subarray(off)).written;
       } else {
-        const b = bytes(k);
+        const b = bytes(k, `${what}[${i}]`);
         reserve(off + b.length + 1, off);
         scratch.set(b, off);
         off += b.length;
       }
       ends[i] = off;
     }
-    return [scratch.subarray(0, off), ends];
+    return done(off, ends);
+  }
+  function done(length, ends) {
+    const data = scratch.subarray(0, length);
+    if (length + ends.length * 4 > PROBE_AT) wasm.rawRoom(length + ends.length * 8);
+    if (scratch.length > 1 << 26) scratch = new Uint8Array(1 << 16); // do not hold on to a large buffer
+    return [data, ends];
+  }
+
+  function decode(b) {
+    try {
+      return decoder.decode(b);
+    } catch {
+      return fail('BAD_UTF8', `a member of ${b.length} bytes is not UTF-8 text; use the …Bytes variant of this method`);
+    }
   }
 
   function unpackStrings(batch) {
@@ -96,7 +252,7 @@ export function createApi(wasm) {
     const out = new Array(ends.length);
     let start = 0;
     for (let i = 0; i < ends.length; i++) {
-      out[i] = decoder.decode(data.subarray(start, ends[i]));
+      out[i] = decode(data.subarray(start, ends[i]));
       start = ends[i];
     }
     return out;
@@ -114,22 +270,31 @@ export function createApi(wasm) {
     return out;
   }
 
-  function intOption(value, name, fallback) {
-    if (value === undefined) return fallback;
-    if (!Number.isInteger(value)) fail('INVALID_ARGUMENT', `${name} must be an integer, not ${value}`, TypeError);
-    return value;
+  // ---------------------------------------------------------------- handles
+
+  const dispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : null;
+  const INTERNAL = Symbol('keyroute.internal');
+  function freed(what) {
+    return fail('INVALID_HANDLE', `this ${what} was freed (free() or a using block); make a new one`);
   }
 
-  function weightOf(name, w) {
-    if (typeof w === 'bigint') w = Number(w);
-    if (typeof w !== 'number') fail('BAD_WEIGHT', `node ${JSON.stringify(name)} has weight ${String(w)}; weights must be integers`, TypeError);
-    if (!Number.isInteger(w)) fail('BAD_WEIGHT', `node ${JSON.stringify(name)} has weight ${w}; weights must be integers`);
-    return w;
+  /** Rings, slot maps, plans and pools alive in wasm memory (free() and GC lower it). */
+  function liveHandles() {
+    return wasm.rawLiveHandles();
   }
 
-  function nodeName(name) {
-    if (typeof name !== 'string') fail('INVALID_ARGUMENT', `node names must be strings, not ${typeof name}`, TypeError);
-    return name;
+  // ---------------------------------------------------------------- ring
+
+  const PROFILES = Object.freeze(wasm.rawProfiles());
+  const RING_OPTIONS = ['profile', 'vnodes', 'pointsPerDigest', 'defaultPort'];
+
+  // (position + add) / 2**bits for each position of a BigUint64Array, as doubles: the
+  // same IEEE operations as `(p as f64 + add) / 2^bits` in Rust.
+  function fractionsOf(positions, bits, add) {
+    const circle = 2 ** bits;
+    const out = new Float64Array(positions.length);
+    for (let i = 0; i < positions.length; i++) out[i] = (Number(positions[i]) + add) / circle;
+    return out;
   }
 
   // nodes: ["a", "b"], [["a", 2], ...], [{name, weight}], {a: 1, b: 2} or a Map.
@@ -138,59 +303,63 @@ export function createApi(wasm) {
     const weights = [];
     if (nodes == null) return [names, weights];
     let entries;
-    if (nodes instanceof Map) entries = Array.from(nodes.entries());
-    else if (Array.isArray(nodes) || typeof nodes[Symbol.iterator] === 'function') entries = Array.from(nodes);
-    else if (typeof nodes === 'object') entries = Object.entries(nodes);
-    else fail('INVALID_ARGUMENT', 'nodes must be an array of names or an object name → weight', TypeError);
-    for (const e of entries) {
-      if (typeof e === 'string') {
-        names.push(e);
-        weights.push(1);
-      } else if (Array.isArray(e)) {
-        names.push(nodeName(e[0]));
-        weights.push(weightOf(e[0], e[1] === undefined ? 1 : e[1]));
-      } else if (e && typeof e === 'object') {
-        names.push(nodeName(e.name));
-        weights.push(weightOf(e.name, e.weight === undefined ? 1 : e.weight));
-      } else {
-        fail('INVALID_ARGUMENT', `a node must be a name, [name, weight] or {name, weight}, not ${String(e)}`, TypeError);
+    if (nodes instanceof Map) entries = list(nodes.entries(), 'nodes');
+    else if (typeof nodes === 'string' || nodes instanceof String || Array.isArray(nodes) || (typeof nodes === 'object' && typeof nodes[Symbol.iterator] === 'function')) {
+      if (typeof nodes === 'string' || nodes instanceof String) {
+        fail('BAD_TYPE', `nodes must be a list of names, [name, weight] pairs or {name, weight} objects, or an object name → weight, not ${describe(String(nodes))}; to read a node list such as "a=2,b", use Ring.fromSpec(text) or parseNodes(text)`);
       }
+      entries = list(nodes, 'nodes');
+    } else if (typeof nodes === 'object') entries = list(Object.entries(nodes), 'nodes');
+    else fail('BAD_TYPE', `nodes must be a list of names or an object name → weight, not ${describe(nodes)}`);
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i];
+      let name;
+      let weight = 1;
+      if (typeof e === 'string') name = e;
+      else if (Array.isArray(e)) [name, weight = 1] = e;
+      else if (e && typeof e === 'object' && !ArrayBuffer.isView(e)) ({ name, weight = 1 } = e);
+      else fail('BAD_TYPE', `nodes[${i}] must be a name, [name, weight] or {name, weight}, not ${describe(e)}`);
+      names.push(text(name, `the name of nodes[${i}]`));
+      weights.push(weightOf(name, weight, num));
     }
     return [names, weights];
   }
 
-  // After free(): every method of the raw handle throws a FREED error.
-  const FREED = Symbol('keyroute.freed');
-  function freed(what) {
-    return new Proxy({}, {
-      get(_, prop) {
-        if (prop === FREED) return true;
-        return () => fail('FREED', `this ${what} was freed`);
-      },
-    });
+  function ringOptions(o) {
+    if (o == null) o = {};
+    if (typeof o !== 'object') fail('BAD_TYPE', `ring options must be an object, not ${describe(o)}`);
+    for (const k of Object.keys(o)) {
+      if (!RING_OPTIONS.includes(k)) fail('BAD_OPTION', `unknown ring option ${JSON.stringify(k)}; the options are ${RING_OPTIONS.join(', ')}`);
+    }
+    const given = (v, what) => (v === undefined ? NONE : int(v, what));
+    return [
+      o.profile === undefined ? 'native' : text(o.profile, 'profile'),
+      given(o.vnodes, 'vnodes'),
+      o.defaultPort === null ? 0n : given(o.defaultPort, 'defaultPort'),
+      given(o.pointsPerDigest, 'pointsPerDigest'),
+    ];
   }
-  // Frees a raw wasm-bindgen handle once; returns the stand-in that throws FREED.
-  function release(raw, what) {
-    if (raw && !raw[FREED]) raw.free();
-    return raw && raw[FREED] ? raw : freed(what);
-  }
 
-  const dispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : null;
-  const INTERNAL = Symbol('keyroute.internal');
-
-  // ---------------------------------------------------------------- ring
-
-  // (position + add) / 2**bits for each position of a BigUint64Array, as doubles: the
-  // same IEEE operations as `(p as f64 + add) / 2^bits` in Rust (computed here, not in
-  // wasm, to keep the .wasm small).
-  function fractionsOf(positions, bits, add) {
-    const circle = 2 ** bits;
-    const out = new Float64Array(positions.length);
-    for (let i = 0; i < positions.length; i++) out[i] = (Number(positions[i]) + add) / circle;
+  /**
+   * Parses a node list with core's grammar (`a`, `host:port`, `NAME=WEIGHT`,
+   * `NAME WEIGHT`, twemproxy's `host:port:weight [alias]`; commas or lines, `#`
+   * comments): [{name, weight, address}] (address: the host:port behind an alias, else
+   * null).
+   */
+  function parseNodes(spec) {
+    const p = wasm.rawParseNodes(text(spec, 'the node list'));
+    const out = [];
+    for (let i = 0; i < p.length; i += 3) out.push({ name: p[i], weight: Number(p[i + 1]), address: p[i + 2] === '' ? null : p[i + 2] });
     return out;
   }
 
-  const PROFILES = Object.freeze(wasm.rawProfiles());
+  /** Parses target weights for SlotMap.plan (the node-list grammar, weight 0 drains): [[name, weight]]. */
+  function parseWeights(spec) {
+    const p = wasm.rawParseWeights(text(spec, 'the weight list'));
+    const out = [];
+    for (let i = 0; i < p.length; i += 2) out.push([p[i], Number(p[i + 1])]);
+    return out;
+  }
 
   class Ring {
     #raw;
@@ -202,49 +371,71 @@ export function createApi(wasm) {
         this.#names = options.names();
         return;
       }
-      const o = options || {};
-      const profile = o.profile === undefined ? 'native' : o.profile;
-      if (typeof profile !== 'string') fail('UNKNOWN_PROFILE', 'profile must be a string', TypeError);
-      const vnodes = intOption(o.vnodes, 'vnodes', -1);
-      const ppd = intOption(o.pointsPerDigest, 'pointsPerDigest', -1);
-      const port = o.defaultPort === null ? -2 : intOption(o.defaultPort, 'defaultPort', -1);
-      if (port < -2) fail('BAD_PORT', `defaultPort ${port} is not a port number (0..=65535)`);
+      const [profile, vnodes, port, ppd] = ringOptions(options);
       const [names, weights] = normalizeNodes(nodes);
-      this.#raw = new wasm.RawRing(profile, vnodes, port, ppd, names, Float64Array.from(weights));
+      const [data, ends] = pack(names, 'node names');
+      this.#raw = guard(() => new wasm.RawRing(profile, vnodes, port, ppd, data, ends, Float64Array.from(weights)));
       this.#names = this.#raw.names();
+    }
+
+    /** A ring from a node list in core's grammar (see parseNodes). */
+    static fromSpec(spec, options = {}) {
+      return new Ring(parseNodes(spec), options);
+    }
+
+    get #h() {
+      return this.#raw || freed('Ring');
+    }
+    #info(i) {
+      return this.#h.info()[i];
     }
 
     /** The profile name (`native`, `libketama`, …). */
     get profile() {
-      return this.#raw.profile();
+      return PROFILES[this.#info(0)];
     }
     /** 32 for the ketama family, 64 for native. */
     get bits() {
-      return this.#raw.bits();
+      return this.#info(1);
     }
-    /** Number of nodes. */
-    get size() {
-      return this.#names.length;
+    /** Points per unit of weight (native) or digests per server at equal weights (ketama family). */
+    get vnodes() {
+      return this.#info(2);
+    }
+    /** Points per MD5 digest (1 for native). */
+    get pointsPerDigest() {
+      return this.#info(3);
+    }
+    /** The port left out of hashed server strings, or null. */
+    get defaultPort() {
+      return this.#info(4) || null;
     }
     /** Number of points on the circle. */
     get pointCount() {
-      return this.#raw.pointCount();
+      return this.#info(5);
+    }
+    /** Number of nodes. */
+    get size() {
+      this.#h;
+      return this.#names.length;
     }
     /** Node names, in the order they were added (the indexes used by points()). */
     get names() {
+      this.#h;
       return this.#names.slice();
     }
 
     /** The owner of `key`, or null on an empty ring. */
     get(key) {
-      const i = typeof key === 'string' ? this.#raw.getStr(key) : this.#raw.getBytes(bytes(key));
+      const h = this.#h;
+      const i = typeof key === 'string' && key.length < SHORT ? h.getStr(text(key, 'the key')) : h.getBytes(bytes(key));
       return i < 0 ? null : this.#names[i];
     }
 
     /** Up to `n` distinct nodes clockwise from the key: the owner, then replicas. */
     getN(key, n) {
-      if (!Number.isInteger(n) || n < 0) fail('INVALID_ARGUMENT', `n must be a non-negative integer, not ${n}`, TypeError);
-      const idx = this.#raw.getNBytes(bytes(key), n);
+      const h = this.#h;
+      const idx = h.getNBytes(bytes(key), int(n, 'getN: n'));
       const out = new Array(idx.length);
       for (let i = 0; i < idx.length; i++) out[i] = this.#names[idx[i]];
       return out;
@@ -253,53 +444,72 @@ export function createApi(wasm) {
     /** The owner of each key (null on an empty ring), in one call into wasm. */
     getMany(keys) {
       const idx = this.getManyIndexes(keys);
-      const out = new Array(idx.length);
-      for (let i = 0; i < idx.length; i++) out[i] = idx[i] < 0 ? null : this.#names[idx[i]];
-      return out;
+      return guard(() => {
+        const out = new Array(idx.length);
+        for (let i = 0; i < idx.length; i++) out[i] = idx[i] < 0 ? null : this.#names[idx[i]];
+        return out;
+      });
     }
 
     /** The owner index (into `names`) of each key, -1 on an empty ring. */
     getManyIndexes(keys) {
+      const h = this.#h;
       const [data, ends] = pack(keys);
-      return this.#raw.getManyPacked(data, ends);
+      return guard(() => h.getManyPacked(data, ends));
     }
 
     /** Where `key` hashes on the circle (a bigint below 2**bits). */
     hashKey(key) {
-      return this.#raw.hashKey(bytes(key));
+      return this.#h.hashKey(bytes(key));
+    }
+
+    /** The node owning circle position `hash` (a bigint or integer below 2**bits), or null on an empty ring. */
+    ownerOfHash(hash) {
+      const h = this.#h;
+      const bits = h.info()[1];
+      if (typeof hash === 'number') hash = int(hash, 'the position');
+      if (typeof hash !== 'bigint') fail('BAD_TYPE', `a position must be a bigint, not ${describe(hash)}`);
+      if (hash < 0n || hash >= 1n << BigInt(bits)) fail('OUT_OF_RANGE', `position ${hash} is outside this ${bits}-bit circle (0 to 2**${bits} - 1)`);
+      const i = h.ownerOfHash(hash);
+      return i < 0 ? null : this.#names[i];
     }
 
     has(name) {
-      return this.#names.includes(name);
+      this.#h;
+      return this.#names.includes(text(name, 'a node name'));
     }
 
     add(name, weight = 1) {
-      this.#raw.add(nodeName(name), weightOf(name, weight));
-      this.#names = this.#raw.names();
+      const h = this.#h;
+      guard(() => h.add(text(name, 'a node name'), weightOf(name, weight)));
+      this.#names = h.names();
       return this;
     }
 
     remove(name) {
-      this.#raw.remove(nodeName(name));
-      this.#names = this.#raw.names();
+      const h = this.#h;
+      h.remove(text(name, 'a node name'));
+      this.#names = h.names();
       return this;
     }
 
     setWeight(name, weight) {
-      this.#raw.setWeight(nodeName(name), weightOf(name, weight));
+      const h = this.#h;
+      guard(() => h.setWeight(text(name, 'a node name'), weightOf(name, weight)));
       return this;
     }
 
     /** [{name, weight, share}] in index order. */
     nodes() {
-      const w = this.#raw.weights();
-      const s = this.#raw.shares();
+      const h = this.#h;
+      const w = h.weights();
+      const s = h.shares();
       return this.#names.map((name, i) => ({ name, weight: w[i], share: s[i] }));
     }
 
     /** The exact fraction of the circle each node owns: {name: share}. */
     shares() {
-      const s = this.#raw.shares();
+      const s = this.#h.shares();
       const out = {};
       this.#names.forEach((name, i) => {
         out[name] = s[i];
@@ -313,36 +523,33 @@ export function createApi(wasm) {
      * into `names`).
      */
     points() {
-      const positions = this.#raw.positions();
-      const bits = this.#raw.bits();
-      return {
-        positions,
-        fractions: fractionsOf(positions, bits, 0),
-        owners: this.#raw.owners(),
-        names: this.#names.slice(),
-        bits,
-      };
+      const h = this.#h;
+      return guard(() => {
+        const positions = h.positions();
+        const bits = h.info()[1];
+        return { positions, fractions: fractionsOf(positions, bits, 0), owners: h.owners(), names: this.#names.slice(), bits };
+      });
     }
 
     /** The arcs of the circle (one per distinct point) as parallel typed arrays. */
     arcs() {
-      const a = this.#raw.arcs();
-      try {
-        const starts = a.starts;
-        const ends = a.ends;
-        const bits = this.#raw.bits();
+      const h = this.#h;
+      return guard(() => {
+        const b = h.arcBounds();
+        const n = b.length / 2;
+        const starts = b.subarray(0, n);
+        const ends = b.subarray(n);
+        const bits = h.info()[1];
         return {
           starts,
           ends,
           startFractions: fractionsOf(starts, bits, 0),
           endFractions: fractionsOf(ends, bits, 1),
-          owners: a.owners,
+          owners: h.arcOwners(),
           names: this.#names.slice(),
           bits,
         };
-      } finally {
-        a.free();
-      }
+      });
     }
 
     /** What moves from this ring to `other`: see `diff`. */
@@ -352,16 +559,20 @@ export function createApi(wasm) {
 
     /** An independent copy. */
     clone() {
-      return new Ring(INTERNAL, this.#raw.clone());
+      const h = this.#h;
+      return new Ring(INTERNAL, h.clone());
     }
 
-    /** Frees the wasm memory now (a FinalizationRegistry does it eventually otherwise). */
+    /** Frees the wasm memory now (a FinalizationRegistry does it eventually otherwise); later calls throw INVALID_HANDLE. */
     free() {
-      this.#raw = release(this.#raw, 'Ring');
+      if (this.#raw) this.#raw.free();
+      this.#raw = null;
+      this.#names = null;
     }
 
     static [INTERNAL](ring) {
-      return ring.#raw;
+      if (!(ring instanceof Ring)) fail('BAD_TYPE', `diff compares two Rings, not ${describe(ring)}`);
+      return ring.#h;
     }
   }
   if (dispose) Ring.prototype[dispose] = Ring.prototype.free;
@@ -371,27 +582,29 @@ export function createApi(wasm) {
    * moves, and the least any ring could move for the same change of shares.
    */
   function diff(oldRing, newRing) {
-    if (!(oldRing instanceof Ring) || !(newRing instanceof Ring)) fail('INVALID_ARGUMENT', 'diff takes two Rings', TypeError);
-    const d = wasm.rawDiff(Ring[INTERNAL](oldRing), Ring[INTERNAL](newRing));
+    const a = Ring[INTERNAL](oldRing);
+    const b = Ring[INTERNAL](newRing);
+    const d = guard(() => wasm.rawDiff(a, b));
     try {
-      const starts = d.starts;
-      const ends = d.ends;
-      const from = d.from;
-      const to = d.to;
-      const bits = d.bits;
-      const circle = 2 ** bits;
-      const moved = new Array(starts.length);
-      for (let i = 0; i < starts.length; i++) {
-        moved[i] = {
-          start: starts[i],
-          end: ends[i],
-          startFraction: Number(starts[i]) / circle,
-          endFraction: (Number(ends[i]) + 1) / circle,
-          from: from[i] === '' ? null : from[i],
-          to: to[i] === '' ? null : to[i],
-        };
-      }
-      return { moved, movedFraction: d.movedFraction, idealFraction: d.idealFraction };
+      return guard(() => {
+        const [movedFraction, idealFraction] = d.fractions();
+        const bounds = d.bounds();
+        const names = d.names();
+        const n = bounds.length / 2;
+        const circle = 2 ** a.info()[1];
+        const moved = new Array(n);
+        for (let i = 0; i < n; i++) {
+          moved[i] = {
+            start: bounds[i],
+            end: bounds[n + i],
+            startFraction: Number(bounds[i]) / circle,
+            endFraction: (Number(bounds[n + i]) + 1) / circle,
+            from: names[i] === '' ? null : names[i],
+            to: names[n + i] === '' ? null : names[n + i],
+          };
+        }
+        return { moved, movedFraction, idealFraction };
+      });
     } finally {
       d.free();
     }
@@ -402,58 +615,112 @@ export function createApi(wasm) {
   const SLOT_COUNT = 16384;
 
   function keySlot(key) {
-    return typeof key === 'string' ? wasm.rawKeySlotStr(key) : wasm.rawKeySlotBytes(bytes(key));
+    return typeof key === 'string' && key.length < SHORT ? wasm.rawKeySlotStr(text(key, 'the key')) : wasm.rawKeySlotBytes(bytes(key));
   }
 
   function keySlots(keys) {
     const [data, ends] = pack(keys);
-    return wasm.rawKeySlotsPacked(data, ends);
+    return guard(() => wasm.rawKeySlotsPacked(data, ends));
+  }
+
+  /**
+   * Groups keys by slot, for splitting a multi-key command: [{slot, indexes}] ascending
+   * by slot, `indexes` (into `keys`) in input order. The slots are core's (keySlots);
+   * the grouping is a counting sort here, which keeps the .wasm small.
+   */
+  function groupBySlot(keys) {
+    const slots = keySlots(keys);
+    return guard(() => {
+      const count = new Uint32Array(SLOT_COUNT);
+      for (let i = 0; i < slots.length; i++) count[slots[i]]++;
+      const groups = [];
+      const at = new Array(SLOT_COUNT);
+      for (let s = 0; s < SLOT_COUNT; s++) {
+        if (count[s]) {
+          at[s] = groups.length;
+          groups.push({ slot: s, indexes: [] });
+        }
+      }
+      for (let i = 0; i < slots.length; i++) groups[at[slots[i]]].indexes.push(i);
+      return groups;
+    });
   }
 
   function hashTag(key) {
     const tag = wasm.rawHashTag(bytes(key));
     // Tags are cut at ASCII braces, so a string key's tag is valid UTF-8.
-    return typeof key === 'string' ? decoder.decode(tag) : tag;
+    return typeof key === 'string' ? decode(tag) : tag;
   }
 
-  function formatAddress(address) {
-    if (typeof address === 'string') return address;
-    if (address && typeof address === 'object' && typeof address.host === 'string') {
-      const h = address.host.includes(':') ? `[${address.host}]` : address.host;
-      return `${h}:${address.port}`;
+  /** The side key a least-used pool keeps removed members' counts in (same type as `poolKey`). */
+  function sideKey(poolKey) {
+    const k = wasm.rawSideKey(bytes(poolKey, 'the pool key'));
+    return typeof poolKey === 'string' ? decode(k) : k;
+  }
+
+  function index(n, what = 'a node index') {
+    return int(n, what);
+  }
+
+  function slotNumber(s, what = 'a slot') {
+    return int(s, what);
+  }
+
+  // host:port (string) or {host, port}: [host, port (NONE: parse host as host:port)].
+  function address(a) {
+    if (typeof a === 'string') return [text(a, 'an address'), NONE];
+    if (a && typeof a === 'object' && !Array.isArray(a)) return [text(a.host, 'the host of an address'), int(a.port, 'the port of an address')];
+    return fail('BAD_TYPE', `an address is "host:port" or {host, port}, not ${describe(a)}`);
+  }
+
+  function idOption(o) {
+    if (o == null) return '';
+    if (typeof o !== 'object') fail('BAD_TYPE', `options must be an object such as {id: "…"}, not ${describe(o)}`);
+    return o.id === undefined ? '' : text(o.id, 'the node id');
+  }
+
+  // A field of a cluster reply: a RESP2 flat [key, value, …] array, a RESP3 Map, or an
+  // object (any of `names`).
+  function field(x, ...names) {
+    if (x instanceof Map) {
+      for (const n of names) if (x.has(n)) return x.get(n);
+      return undefined;
     }
-    return fail('BAD_ADDRESS', 'an address is "host:port" or {host, port}', TypeError);
+    if (Array.isArray(x)) {
+      for (let i = 0; i + 1 < x.length; i += 2) if (names.includes(String(x[i]))) return x[i + 1];
+      return undefined;
+    }
+    if (x && typeof x === 'object') {
+      for (const n of names) if (x[n] !== undefined) return x[n];
+      return undefined;
+    }
+    return fail('BAD_TYPE', `a reply entry must be an object, a Map or a [key, value, …] array, not ${describe(x)}`);
   }
-
-  function slotArg(s) {
-    if (!Number.isInteger(s) || s < 0 || s >= SLOT_COUNT) fail('BAD_SLOT', `slot ${s} is outside 0..=16383`);
-    return s;
+  function replyText(v, what) {
+    if (v == null) return '';
+    if (v instanceof Uint8Array) v = decode(v);
+    if (typeof v === 'number') v = String(v);
+    return text(v, what);
   }
-
-  function nodeArg(n) {
-    if (!Number.isInteger(n) || n < 0) fail('SLOT_MAP', `node #${n} is not in this slot map`);
-    return n;
+  function replyNumber(v, what) {
+    if (v == null) return NaN;
+    if (typeof v === 'string' && /^\d+$/.test(v)) v = Number(v);
+    return num(v, what);
   }
 
   class ReshardPlan {
     #raw;
     constructor(token, raw) {
-      if (token !== INTERNAL) fail('INVALID_ARGUMENT', 'plans come from SlotMap.plan()', TypeError);
+      if (token !== INTERNAL) fail('BAD_TYPE', 'plans come from SlotMap.plan()');
       this.#raw = raw;
       const m = raw.moves();
       const moves = [];
       for (let i = 0; i < m.length; i += 4) {
-        moves.push({
-          start: m[i],
-          end: m[i + 1],
-          from: m[i + 2] === 0xffffffff ? null : m[i + 2],
-          to: m[i + 3],
-          count: m[i + 1] - m[i] + 1,
-        });
+        moves.push({ start: m[i], end: m[i + 1], from: m[i + 2] === 0xffffffff ? null : m[i + 2], to: m[i + 3], count: m[i + 1] - m[i] + 1 });
       }
       const t = raw.targets();
       const targets = [];
-      for (let i = 0; i < t.length; i += 5) {
+      for (let i = 1; i < t.length; i += 5) {
         targets.push({ node: t[i], weight: t[i + 1], ideal: t[i + 2], before: t[i + 3], after: t[i + 4] });
       }
       /** The moves, in slot order: {start, end, from (null: unassigned), to, count}. */
@@ -461,13 +728,15 @@ export function createApi(wasm) {
       /** Per weighted master: {node, weight, ideal, before, after}. */
       this.targets = targets;
       /** Total slots that change owner. */
-      this.slotsMoved = raw.slotsMoved();
+      this.slotsMoved = t[0];
     }
     free() {
-      this.#raw = release(this.#raw, 'ReshardPlan');
+      if (this.#raw) this.#raw.free();
+      this.#raw = null;
     }
     static [INTERNAL](plan) {
-      return plan.#raw;
+      if (!(plan instanceof ReshardPlan)) fail('BAD_TYPE', `applyPlan takes a ReshardPlan, not ${describe(plan)}`);
+      return plan.#raw || freed('ReshardPlan');
     }
   }
   if (dispose) ReshardPlan.prototype[dispose] = ReshardPlan.prototype.free;
@@ -478,37 +747,113 @@ export function createApi(wasm) {
       this.#raw = token === INTERNAL ? raw : new wasm.RawSlotMap();
     }
 
+    /**
+     * A map from a `CLUSTER SHARDS` reply: as `sendCommand(['CLUSTER', 'SHARDS'])`
+     * returns it (RESP2 [key, value, …] arrays or RESP3 Maps), or objects {slots, nodes:
+     * [{id, port, tlsPort, ip, endpoint, hostname, role, replicationOffset, health}]}.
+     * `slots` is flat [start, end, start, end, …] or [[start, end], …].
+     */
+    static fromShards(reply) {
+      const shape = [];
+      const slots = [];
+      const strings = [];
+      const nums = [];
+      list(reply, 'the CLUSTER SHARDS reply').forEach((shard, i) => {
+        const ranges = list(field(shard, 'slots') ?? [], `shard ${i} slots`).flat();
+        const nodes = list(field(shard, 'nodes') ?? [], `shard ${i} nodes`);
+        if (ranges.length % 2) fail('BAD_RANGE', `shard ${i} lists ${ranges.length} slot bounds; slots come in start, end pairs`);
+        shape.push(ranges.length / 2, nodes.length);
+        for (const s of ranges) slots.push(replyNumber(s, `a slot of shard ${i}`));
+        nodes.forEach((n, j) => {
+          const at = `node ${j} of shard ${i}`;
+          for (const k of [['id'], ['ip'], ['endpoint'], ['hostname'], ['role'], ['health']]) strings.push(replyText(field(n, ...k), `the ${k[0]} of ${at}`));
+          nums.push(replyNumber(field(n, 'port'), `the port of ${at}`), replyNumber(field(n, 'tls-port', 'tlsPort'), `the tls-port of ${at}`), replyNumber(field(n, 'replication-offset', 'replicationOffset'), `the replication-offset of ${at}`));
+        });
+      });
+      const [data, ends] = pack(strings, 'the reply text');
+      return new SlotMap(INTERNAL, guard(() => wasm.RawSlotMap.fromShards(Uint32Array.from(shape), Float64Array.from(slots), data, ends, Float64Array.from(nums))));
+    }
+
+    /**
+     * A map from a `CLUSTER SLOTS` reply: node-redis's `client.clusterSlots()` ([{from,
+     * to, master: {host, port, id}, replicas}]) or the raw reply ([start, end, [host,
+     * port, id, {metadata}], …]).
+     */
+    static fromSlots(reply) {
+      const shape = [];
+      const slots = [];
+      const strings = [];
+      const ports = [];
+      const node = (n, at) => {
+        let endpoint;
+        let port;
+        let id;
+        let meta;
+        if (Array.isArray(n)) [endpoint, port, id, meta] = n;
+        else if (n && typeof n === 'object') ({ host: endpoint = n.endpoint, port, id, ip: meta } = n);
+        else fail('BAD_TYPE', `${at} must be [host, port, id] or {host, port, id}, not ${describe(n)}`);
+        const ip = meta && typeof meta === 'object' ? field(meta, 'ip') : meta;
+        const hostname = meta && typeof meta === 'object' ? field(meta, 'hostname') : n.hostname;
+        strings.push(replyText(endpoint, `the host of ${at}`), replyText(id, `the id of ${at}`), replyText(ip, `the ip of ${at}`), replyText(hostname, `the hostname of ${at}`));
+        ports.push(replyNumber(port, `the port of ${at}`));
+      };
+      list(reply, 'the CLUSTER SLOTS reply').forEach((e, i) => {
+        let from;
+        let to;
+        let master;
+        let replicas;
+        if (Array.isArray(e)) [from, to, master, ...replicas] = e;
+        else if (e && typeof e === 'object') ({ from = e.start, to = e.end, master, replicas = [] } = e);
+        else fail('BAD_TYPE', `entry ${i} of CLUSTER SLOTS must be an array or {from, to, master, replicas}, not ${describe(e)}`);
+        replicas = list(replicas, `the replicas of entry ${i}`);
+        shape.push(replicas.length);
+        slots.push(replyNumber(from, `the first slot of entry ${i}`), replyNumber(to, `the last slot of entry ${i}`));
+        node(master, `the master of entry ${i}`);
+        replicas.forEach((r, j) => node(r, `replica ${j} of entry ${i}`));
+      });
+      const [data, ends] = pack(strings, 'the reply text');
+      return new SlotMap(INTERNAL, guard(() => wasm.RawSlotMap.fromSlots(Uint32Array.from(shape), Float64Array.from(slots), data, ends, Float64Array.from(ports))));
+    }
+
+    get #h() {
+      return this.#raw || freed('SlotMap');
+    }
+
     /** Adds a master (no slots yet) at "host:port" or {host, port}; returns its index. */
-    addMaster(address, { id = '' } = {}) {
-      return this.#raw.addMaster(String(id), formatAddress(address));
+    addMaster(addr, options) {
+      const h = this.#h;
+      const [host, port] = address(addr);
+      return h.addNode(NONE, idOption(options), host, port);
     }
 
     /** Adds a replica of master index `master`; returns its index. */
-    addReplica(master, address, { id = '' } = {}) {
-      return this.#raw.addReplica(nodeArg(master), String(id), formatAddress(address));
+    addReplica(master, addr, options) {
+      const h = this.#h;
+      const [host, port] = address(addr);
+      return h.addNode(index(master, 'the master index'), idOption(options), host, port);
     }
 
     /** Sets a node's health: 'online', 'loading', 'failed' (anything else: 'unknown'). */
     setHealth(node, health) {
-      this.#raw.setHealth(nodeArg(node), String(health));
+      this.#h.setHealth(index(node), text(health, 'the health'));
       return this;
     }
 
     /** Gives slots start..=end to master `node`. */
     assign(start, end, node) {
-      this.#raw.assign(slotArg(start), slotArg(end), nodeArg(node));
+      this.#h.assign(slotNumber(start, 'the first slot'), slotNumber(end, 'the last slot'), index(node));
       return this;
     }
 
     /** Makes slots start..=end unowned. */
     unassign(start, end) {
-      this.#raw.unassign(slotArg(start), slotArg(end));
+      this.#h.assign(slotNumber(start, 'the first slot'), slotNumber(end, 'the last slot'), NONE);
       return this;
     }
 
     /** The index of the master owning `slot`, or null. */
     slotOwner(slot) {
-      const i = this.#raw.owner(slotArg(slot));
+      const i = this.#h.owner(slotNumber(slot));
       return i < 0 ? null : i;
     }
 
@@ -520,7 +865,7 @@ export function createApi(wasm) {
 
     /** The node serving `key`'s slot, or null. */
     nodeForKey(key) {
-      const i = this.#raw.ownerOfKey(bytes(key));
+      const i = this.#h.ownerOfKey(bytes(key));
       return i < 0 ? null : this.node(i);
     }
 
@@ -532,65 +877,54 @@ export function createApi(wasm) {
 
     /** The owner index of each key's slot (0xFFFFFFFF: unassigned), in one call. */
     ownersOfKeys(keys) {
+      const h = this.#h;
       const [data, ends] = pack(keys);
-      return this.#raw.ownersOfKeysPacked(data, ends);
+      return guard(() => h.ownersOfKeysPacked(data, ends));
     }
 
     /** The owner index of all 16384 slots as a Uint16Array (0xFFFF: unassigned). */
     owners() {
-      return this.#raw.owners();
+      return this.#h.owners();
     }
 
     /** Slots owned per node, in index order (Uint32Array). */
     slotCounts() {
-      return this.#raw.slotCounts();
+      return this.#h.slotCounts();
     }
 
     /** Runs of slots with one owner: [{start, end, owner}] (owner null: unassigned). */
     ranges() {
-      const r = this.#raw.ranges();
+      const r = this.#h.ranges();
       const out = [];
       for (let i = 0; i < r.length; i += 3) out.push({ start: r[i], end: r[i + 1], owner: r[i + 2] === 0xffffffff ? null : r[i + 2] });
       return out;
     }
 
     get unassignedCount() {
-      return this.#raw.unassignedCount();
+      return this.#h.summary()[0];
     }
     get isComplete() {
-      return this.#raw.isComplete();
+      return this.#h.summary()[1] === 1;
     }
     get size() {
-      return this.#raw.nodeCount();
+      return this.#h.summary()[2];
     }
 
     /** One node: {index, id, host, port, address, role, health, name, master, replicas}. */
     node(i) {
-      const [id, host, port, role, health, name] = this.#raw.nodeInfo(nodeArg(i));
-      const m = this.#raw.nodeMaster(i);
-      return {
-        index: i,
-        id,
-        host,
-        port: Number(port),
-        address: formatAddress({ host, port }),
-        role,
-        health,
-        name,
-        master: m < 0 ? null : m,
-        replicas: Array.from(this.#raw.nodeReplicas(i)),
-      };
+      const [id, host, port, role, health, name, addr, master, ...replicas] = this.#h.nodeInfo(index(i));
+      return { index: Number(i), id, host, port: Number(port), address: addr, role, health, name, master: master === '' ? null : Number(master), replicas: replicas.map(Number) };
     }
 
     nodes() {
       const out = [];
-      for (let i = 0, n = this.#raw.nodeCount(); i < n; i++) out.push(this.node(i));
+      for (let i = 0, n = this.size; i < n; i++) out.push(this.node(i));
       return out;
     }
 
     /** Index of the node with cluster id `id`, or null. */
     findId(id) {
-      const i = this.#raw.findId(String(id));
+      const i = this.#h.findId(text(id, 'the node id'));
       return i < 0 ? null : i;
     }
 
@@ -600,50 +934,54 @@ export function createApi(wasm) {
      * Returns {kind, slot, node, added, host, port, refresh}.
      */
     applyRedirect(message, currentHost = '') {
-      const [kind, slot, node, added, host, port] = this.#raw.applyRedirect(String(message), String(currentHost));
+      const [kind, slot, node, added, host, port] = this.#h.applyRedirect(text(message, 'the error message'), text(currentHost, 'the current host'));
       const n = Number(node);
       return { kind, slot: Number(slot), node: n < 0 ? null : n, added: added === '1', host, port: Number(port), refresh: kind === 'moved' };
     }
 
     /**
      * The fewest slot moves bringing every weighted master within one slot of its share.
-     * `weights`: [[nodeIndex, weight], ...], a Map, or {nodeIdOrName: weight}.
+     * `weights`: [[nodeIndex or id/name/address, weight], ...], a Map, or {nodeIdOrName:
+     * weight} (parseWeights(text) gives the pairs); weight 0 drains a master.
      */
     plan(weights) {
+      const h = this.#h;
+      let entries;
+      if (weights instanceof Map) entries = list(weights.entries(), 'weights');
+      else if (Array.isArray(weights)) entries = list(weights, 'weights');
+      else if (weights && typeof weights === 'object' && typeof weights[Symbol.iterator] !== 'function') entries = Object.entries(weights);
+      else fail('BAD_TYPE', `weights must be [[node, weight], ...], a Map or {node: weight}, not ${describe(weights)}`);
+      const all = entries.some((e) => Array.isArray(e) && typeof e[0] === 'string') ? this.nodes() : null;
       const nodes = [];
       const ws = [];
-      let entries;
-      if (weights instanceof Map) entries = Array.from(weights.entries());
-      else if (Array.isArray(weights)) entries = weights;
-      else if (weights && typeof weights === 'object') entries = Object.entries(weights);
-      else fail('INVALID_ARGUMENT', 'weights must be [[node, weight], ...] or {node: weight}', TypeError);
-      const all = entries.some((e) => typeof e[0] === 'string') ? this.nodes() : null;
-      for (const [k, w] of entries) {
+      for (const e of entries) {
+        if (!Array.isArray(e)) fail('BAD_TYPE', `a weight entry is [node, weight], not ${describe(e)}`);
+        const [k, w] = e;
         let idx = k;
         if (typeof k === 'string') {
           const found = all.find((n) => n.id === k || n.name === k || n.address === k);
-          if (!found) fail('SLOT_MAP', `no node ${JSON.stringify(k)} in this slot map`);
+          if (!found) fail('UNKNOWN_NODE', `no node ${JSON.stringify(k)} in this slot map (give an index, an id or host:port)`);
           idx = found.index;
         }
-        nodes.push(nodeArg(idx));
-        ws.push(weightOf(k, w));
+        nodes.push(num(idx, 'a node index'));
+        ws.push(weightOf(k, w, num));
       }
-      return new ReshardPlan(INTERNAL, this.#raw.plan(Uint32Array.from(nodes), Float64Array.from(ws)));
+      return new ReshardPlan(INTERNAL, h.plan(Float64Array.from(nodes), Float64Array.from(ws)));
     }
 
     /** Applies a plan (all moves); the map is unchanged if the plan is stale. */
     applyPlan(plan) {
-      if (!(plan instanceof ReshardPlan)) fail('INVALID_ARGUMENT', 'applyPlan takes a ReshardPlan', TypeError);
-      this.#raw.applyPlan(ReshardPlan[INTERNAL](plan));
+      this.#h.applyPlan(ReshardPlan[INTERNAL](plan));
       return this;
     }
 
     clone() {
-      return new SlotMap(INTERNAL, this.#raw.clone());
+      return new SlotMap(INTERNAL, this.#h.clone());
     }
 
     free() {
-      this.#raw = release(this.#raw, 'SlotMap');
+      if (this.#raw) this.#raw.free();
+      this.#raw = null;
     }
   }
   if (dispose) SlotMap.prototype[dispose] = SlotMap.prototype.free;
@@ -659,14 +997,14 @@ export function createApi(wasm) {
     Object.freeze(SCRIPTS);
   }
 
-  function countOf(c) {
-    if (typeof c === 'bigint') c = Number(c);
-    if (!Number.isInteger(c) || c < 0) fail('BAD_COUNT', `count ${c} must be a non-negative integer`);
-    return c;
-  }
-
   function orNull(c) {
     return c < 0 ? null : c;
+  }
+
+  function seedOptions(o) {
+    if (o == null) o = {};
+    if (typeof o !== 'object') fail('BAD_TYPE', `seed options must be an object such as {initial: 0}, not ${describe(o)}`);
+    return [o.initial === undefined ? 0n : int(o.initial, 'initial'), o.overwrite === undefined ? false : bool(o.overwrite, 'overwrite')];
   }
 
   class Pool {
@@ -675,41 +1013,47 @@ export function createApi(wasm) {
       this.#raw = new wasm.RawPool();
     }
 
+    get #h() {
+      return this.#raw || freed('Pool');
+    }
+
     /**
      * Adds members at count `initial` (default 0); a member already present keeps its
      * count unless `overwrite`. Returns how many members are new.
      */
-    seed(members, { initial = 0, overwrite = false } = {}) {
-      const [data, ends] = pack(members);
-      return this.#raw.seedPacked(data, ends, countOf(initial), Boolean(overwrite));
+    seed(members, options) {
+      const h = this.#h;
+      const [initial, overwrite] = seedOptions(options);
+      const [data, ends] = pack(members, 'members');
+      return guard(() => h.seedPacked(data, ends, initial, overwrite));
     }
 
     /** The least-used member (count incremented), or null: then make no request. */
     pick() {
-      const b = this.#raw.pick();
-      return b === undefined ? null : decoder.decode(b);
+      const b = this.#h.pick();
+      return b === undefined ? null : decode(b);
     }
 
     /** As pick(), as bytes. */
     pickBytes() {
-      const b = this.#raw.pick();
+      const b = this.#h.pick();
       return b === undefined ? null : b;
     }
 
-    /** `n` picks in a row (empty only when the pool is empty). */
+    /** `n` picks in a row (empty only when the pool is empty); at most LIMITS.picksPerCall. */
     pickMany(n) {
-      const b = this.#raw.pickManyPacked(countOf(n));
-      try {
-        return unpackStrings(b);
-      } finally {
-        b.free();
-      }
+      return this.#picks(n, unpackStrings);
     }
 
     pickManyBytes(n) {
-      const b = this.#raw.pickManyPacked(countOf(n));
+      return this.#picks(n, unpackBytes);
+    }
+
+    #picks(n, unpack) {
+      const h = this.#h;
+      const b = guard(() => h.pickManyPacked(int(n, 'pickMany: n')));
       try {
-        return unpackBytes(b);
+        return guard(() => unpack(b));
       } finally {
         b.free();
       }
@@ -717,57 +1061,60 @@ export function createApi(wasm) {
 
     /** Takes a member out, remembering its count; the count, or null if absent. */
     remove(member) {
-      return orNull(this.#raw.remove(bytes(member)));
+      return orNull(this.#h.remove(bytes(member, 'a member')));
     }
 
     /** Puts a member back: mode 'at_minimum' (default) or 'keep'. Returns its count. */
     restore(member, mode = 'at_minimum') {
-      return this.#raw.restore(bytes(member), String(mode));
+      return this.#h.restore(bytes(member, 'a member'), text(mode, 'the restore mode'));
     }
 
     count(member) {
-      return orNull(this.#raw.count(bytes(member)));
+      return orNull(this.#h.status(bytes(member, 'a member'))[0]);
     }
     removedCount(member) {
-      return orNull(this.#raw.removedCount(bytes(member)));
+      return orNull(this.#h.status(bytes(member, 'a member'))[1]);
     }
     has(member) {
-      return this.#raw.contains(bytes(member));
+      return this.#h.status(bytes(member, 'a member'))[0] >= 0;
     }
     minCount() {
-      return orNull(this.#raw.minCount());
+      return orNull(this.#h.stats()[1]);
     }
     get size() {
-      return this.#raw.len();
+      return this.#h.stats()[0];
     }
 
     /** [[member, count], ...] in pick order (like ZRANGE pool 0 -1 WITHSCORES). */
     counts() {
-      return this.#pairs(this.#raw.counts(), unpackStrings);
+      return this.#pairs(this.#h.counts(), unpackStrings);
     }
     countsBytes() {
-      return this.#pairs(this.#raw.counts(), unpackBytes);
+      return this.#pairs(this.#h.counts(), unpackBytes);
     }
     /** [[member, count], ...] remembered for removed members, in byte order. */
     removed() {
-      return this.#pairs(this.#raw.removed(), unpackStrings);
+      return this.#pairs(this.#h.removed(), unpackStrings);
     }
     removedBytes() {
-      return this.#pairs(this.#raw.removed(), unpackBytes);
+      return this.#pairs(this.#h.removed(), unpackBytes);
     }
 
     #pairs(b, unpack) {
       try {
-        const m = unpack(b);
-        const c = b.counts;
-        return m.map((x, i) => [x, c[i]]);
+        return guard(() => {
+          const m = unpack(b);
+          const c = b.counts;
+          return m.map((x, i) => [x, c[i]]);
+        });
       } finally {
         b.free();
       }
     }
 
     free() {
-      this.#raw = release(this.#raw, 'Pool');
+      if (this.#raw) this.#raw.free();
+      this.#raw = null;
     }
   }
   if (dispose) Pool.prototype[dispose] = Pool.prototype.free;
@@ -775,10 +1122,14 @@ export function createApi(wasm) {
   return {
     Ring,
     diff,
+    parseNodes,
+    parseWeights,
     PROFILES,
     keySlot,
     keySlots,
+    groupBySlot,
     hashTag,
+    sideKey,
     SLOT_COUNT,
     SlotMap,
     ReshardPlan,
@@ -786,5 +1137,8 @@ export function createApi(wasm) {
     SCRIPTS,
     LEAST_USED_SCRIPT: SCRIPTS['least-used'].text,
     LEAST_USED_SHA1: SCRIPTS['least-used'].sha1,
+    ERROR_CODES,
+    LIMITS,
+    liveHandles,
   };
 }

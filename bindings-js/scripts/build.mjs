@@ -48,8 +48,9 @@ writeFileSync(
 );
 
 const names = [
-  'Ring', 'diff', 'PROFILES', 'keySlot', 'keySlots', 'hashTag', 'SLOT_COUNT', 'SlotMap',
-  'ReshardPlan', 'Pool', 'SCRIPTS', 'LEAST_USED_SCRIPT', 'LEAST_USED_SHA1',
+  'Ring', 'diff', 'parseNodes', 'parseWeights', 'PROFILES', 'keySlot', 'keySlots',
+  'groupBySlot', 'hashTag', 'sideKey', 'SLOT_COUNT', 'SlotMap', 'ReshardPlan', 'Pool',
+  'SCRIPTS', 'LEAST_USED_SCRIPT', 'LEAST_USED_SHA1', 'ERROR_CODES', 'LIMITS', 'liveHandles',
 ];
 
 writeFileSync(

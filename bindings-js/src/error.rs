@@ -1,35 +1,35 @@
-//! Errors: every failure reaches JavaScript as an `Error` whose `code` says what kind.
+//! Errors and the checks every raw export shares.
 //!
-//! | code | when |
-//! |---|---|
-//! | `EMPTY_NODE_NAME`, `ZERO_WEIGHT`, `NEGATIVE_WEIGHT`, `WEIGHT_TOO_LARGE`, `BAD_WEIGHT` | node weights and names |
-//! | `DUPLICATE_NODE`, `UNKNOWN_NODE` | ring membership |
-//! | `UNKNOWN_PROFILE`, `BAD_VNODES`, `BAD_POINTS_PER_DIGEST`, `BAD_PORT` | ring options |
-//! | `TOO_MANY_POINTS`, `INCOMPATIBLE_RINGS` | ring size, `diff` of rings hashing differently |
-//! | `SLOT_MAP`, `BAD_SLOT`, `BAD_ADDRESS`, `PLAN`, `REDIRECT` | slot map, resharding plan, `MOVED`/`ASK` parsing |
-//! | `POOL`, `BAD_COUNT`, `BAD_RESTORE_MODE` | the in-memory pool |
-//! | `INVALID_ARGUMENT` | a batch buffer that does not match its offsets |
+//! Every failure reaches JavaScript as an `Error` whose `code` is the name of a core
+//! [`ErrorCode`] (`ZERO_WEIGHT`, `BAD_RANGE`, `TOO_LARGE`, …; the table is
+//! `docs/errors.md`): core errors keep their own `code()`, and the checks of this crate
+//! use the generic entrance codes (`BAD_TYPE`, `OUT_OF_RANGE`, `TOO_LARGE`, `BAD_UTF8`).
 use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 use core::fmt::Display;
+use core::sync::atomic::{AtomicU32, Ordering};
 
+use keyroute::error::ErrorCode;
 use keyroute::ring::RingError;
+use keyroute::select::{KeyError, PoolError, UnknownRestoreMode};
+use keyroute::slot::{AddressError, MapError, PlanError, RedirectError};
 use wasm_bindgen::prelude::*;
 
 /// An error on its way to JavaScript: a `code` and a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsError {
-    /// Stable machine-readable kind, e.g. `ZERO_WEIGHT`.
-    pub code: &'static str,
-    /// Human-readable message (from core's `Display`).
+    /// The code, e.g. [`ErrorCode::ZeroWeight`].
+    pub code: ErrorCode,
+    /// Human-readable message (core's `Display`, or this crate's text).
     pub message: String,
 }
 
 impl JsError {
-    /// An error with `code` and the display of `err` as message.
-    pub fn new(code: &'static str, err: impl Display) -> Self {
+    /// An error with `code` and the display of `message`.
+    pub fn new(code: ErrorCode, message: impl Display) -> Self {
         JsError {
             code,
-            message: err.to_string(),
+            message: message.to_string(),
         }
     }
 }
@@ -49,24 +49,139 @@ extern "C" {
 impl From<JsError> for JsValue {
     fn from(e: JsError) -> JsValue {
         let err = JsErrorObject::new(&e.message);
-        err.set_code(e.code);
+        err.set_code(e.code.as_str());
         err.into()
     }
 }
 
-impl From<RingError> for JsError {
-    fn from(e: RingError) -> Self {
-        JsError::new(e.code().as_str(), &e)
+/// Core errors: each keeps its own code.
+macro_rules! coded {
+    ($($t:ty),*) => {$(
+        impl From<$t> for JsError {
+            fn from(e: $t) -> Self {
+                JsError::new(e.code(), &e)
+            }
+        }
+    )*};
+}
+coded!(
+    RingError,
+    MapError,
+    PlanError,
+    PoolError,
+    KeyError,
+    RedirectError,
+    AddressError,
+    UnknownRestoreMode
+);
+
+/// Every error code as `[name, number, name, number, …]` (`ERROR_CODES` in JavaScript).
+#[wasm_bindgen(js_name = rawErrorCodes)]
+pub fn raw_error_codes() -> Vec<String> {
+    let mut out = Vec::with_capacity(2 * ErrorCode::ALL.len());
+    for c in ErrorCode::ALL {
+        out.push(String::from(c.as_str()));
+        out.push(c.number().to_string());
     }
+    out
+}
+
+/// An integer of an array a caller gave, as the double JavaScript passed (integer
+/// parameters cross as `i128`, converted exactly from a number or a bigint): the JS glue
+/// has checked its type (a number, integral, below 2^127 in magnitude, with messages
+/// showing the value); this check repeats it so that no export converts a value it was
+/// not meant to.
+///
+/// # Errors
+/// `BAD_TYPE` for NaN or a fraction, `OUT_OF_RANGE` beyond ±2^127.
+pub fn int(x: f64) -> Result<i128, JsError> {
+    const LIMIT: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0; // 2^127
+    if x.is_nan() || (x.is_finite() && !is_integer(x)) {
+        return Err(JsError::new(
+            ErrorCode::BadType,
+            "an integer parameter was given a number that is not an integer",
+        ));
+    }
+    if !(x > -LIMIT && x < LIMIT) {
+        return Err(JsError::new(
+            ErrorCode::OutOfRange,
+            "a number is beyond the range of 128-bit integers",
+        ));
+    }
+    Ok(x as i128)
+}
+
+/// `i128::MIN`: "not given" in an optional integer parameter (the JS glue never passes
+/// it: every integer it passes is above -2^127).
+pub const NONE: i128 = i128::MIN;
+
+/// An optional integer parameter (see [`NONE`]).
+pub fn given(x: i128) -> Option<i128> {
+    (x != NONE).then_some(x)
+}
+
+/// Whether a finite double holds an integer (`f64::fract` needs std).
+pub fn is_integer(x: f64) -> bool {
+    x.is_finite() && (x.abs() >= 4_503_599_627_370_496.0 || (x as i64) as f64 == x)
+}
+
+/// Makes sure `bytes` more bytes can be allocated before an export allocates them: an
+/// allocation that fails in wasm traps (and leaves the module unusable), a refused probe
+/// is an error the caller can act on. The probe's memory is freed at once and serves the
+/// allocations that follow.
+///
+/// # Errors
+/// `TOO_LARGE` when the wasm memory (at most 4 GiB) cannot hold `bytes` more.
+pub fn room(bytes: u64, what: &str) -> Result<(), JsError> {
+    let mut probe: Vec<u8> = Vec::new();
+    match usize::try_from(bytes)
+        .ok()
+        .filter(|&n| probe.try_reserve_exact(n).is_ok())
+    {
+        Some(_) => Ok(()),
+        None => Err(JsError::new(
+            ErrorCode::TooLarge,
+            alloc::format!(
+                "{what} needs {bytes} bytes, more than the WebAssembly memory (at most 4 GiB) \
+                 has left; free() rings, pools or slot maps no longer needed, or make it smaller"
+            ),
+        )),
+    }
+}
+
+/// Probes for `bytes` (see [`room`]); the JS glue calls it before handing wasm a large
+/// buffer (wasm-bindgen's own copy would trap when it cannot allocate).
+#[wasm_bindgen(js_name = rawRoom)]
+pub fn raw_room(bytes: f64) -> Result<(), JsError> {
+    room(
+        int(bytes)?.clamp(0, i128::from(u64::MAX)) as u64,
+        "this call",
+    )
 }
 
 /// Splits a packed batch (`data` cut at the end offsets `ends`) into byte slices.
 ///
 /// # Errors
 /// As [`for_each_packed`].
-pub fn unpack<'a>(data: &'a [u8], ends: &[u32]) -> Result<alloc::vec::Vec<&'a [u8]>, JsError> {
-    let mut out = alloc::vec::Vec::with_capacity(ends.len());
+pub fn unpack<'a>(data: &'a [u8], ends: &[u32]) -> Result<Vec<&'a [u8]>, JsError> {
+    let mut out = Vec::with_capacity(ends.len());
     for_each_packed(data, ends, |_, k| out.push(k))?;
+    Ok(out)
+}
+
+/// As [`unpack`], as strings.
+///
+/// # Errors
+/// As [`for_each_packed`]; `BAD_UTF8` for bytes that are not UTF-8.
+pub fn unpack_str<'a>(data: &'a [u8], ends: &[u32]) -> Result<Vec<&'a str>, JsError> {
+    let mut out = Vec::with_capacity(ends.len());
+    for k in unpack(data, ends)? {
+        out.push(
+            core::str::from_utf8(k).map_err(|_| {
+                JsError::new(ErrorCode::BadUtf8, "a name or text is not valid UTF-8")
+            })?,
+        );
+    }
     Ok(out)
 }
 
@@ -74,8 +189,8 @@ pub fn unpack<'a>(data: &'a [u8], ends: &[u32]) -> Result<alloc::vec::Vec<&'a [u
 /// `ends`) without collecting them.
 ///
 /// # Errors
-/// `INVALID_ARGUMENT` when the offsets decrease or run past the buffer (`f` may have run
-/// on the keys before).
+/// `BAD_TYPE` when the offsets decrease or run past the buffer (`f` may have run on the
+/// keys before); the JS glue never builds such a batch.
 pub fn for_each_packed<'a>(
     data: &'a [u8],
     ends: &[u32],
@@ -86,7 +201,7 @@ pub fn for_each_packed<'a>(
         let end = end as usize;
         if end < start || end > data.len() {
             return Err(JsError::new(
-                "INVALID_ARGUMENT",
+                ErrorCode::BadType,
                 "batch offsets do not match the key buffer",
             ));
         }
@@ -96,7 +211,35 @@ pub fn for_each_packed<'a>(
     Ok(())
 }
 
-/// Whether a finite double holds an integer (`f64::fract` needs std).
-pub fn is_integer(x: f64) -> bool {
-    x.is_finite() && (x.abs() >= 4_503_599_627_370_496.0 || (x as i64) as f64 == x)
+/// Live Rust values behind JavaScript handles (rings, slot maps, plans, pools).
+static LIVE: AtomicU32 = AtomicU32::new(0);
+
+/// A field that counts its owner among the live handles while it exists.
+#[derive(Debug)]
+pub struct Live(());
+
+impl Default for Live {
+    fn default() -> Self {
+        LIVE.fetch_add(1, Ordering::Relaxed);
+        Live(())
+    }
+}
+
+impl Clone for Live {
+    fn clone(&self) -> Self {
+        Live::default()
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// How many rings, slot maps, plans and pools are alive in wasm memory: what `free()` and
+/// the FinalizationRegistry release (`liveHandles()` in JavaScript).
+#[wasm_bindgen(js_name = rawLiveHandles)]
+pub fn raw_live_handles() -> u32 {
+    LIVE.load(Ordering::Relaxed)
 }

@@ -2,42 +2,52 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use keyroute::ring::{checked_weight, diff, Profile, ProfileName, ProfileOptions, Ring};
+use keyroute::error::ErrorCode;
+use keyroute::ring::{
+    checked_weight, diff, parse_nodes, parse_weights, PointHash, Profile, ProfileName,
+    ProfileOptions, Ring, MAX_POINTS,
+};
 use wasm_bindgen::prelude::*;
 
-use crate::error::{for_each_packed, is_integer, JsError};
+use crate::error::{for_each_packed, given, int, room, unpack_str, JsError, Live};
 
-/// `-1` in an `i32` option means "the profile's default".
-const DEFAULT: i32 = -1;
-/// `-2` for the default port means "no default port" (JS `null`).
-const NO_PORT: i32 = -2;
-
-fn weight(name: &str, w: f64) -> Result<u32, JsError> {
-    if !w.is_finite() || !is_integer(w) {
-        return Err(JsError {
-            code: "BAD_WEIGHT",
-            message: alloc::format!("node {name:?} has a weight that is not an integer"),
-        });
-    }
-    // Out-of-range floats saturate, and checked_weight then rejects them.
-    Ok(checked_weight(name, w as i128)?)
-}
-
-fn profile(name: &str, vnodes: i32, default_port: i32, ppd: i32) -> Result<Profile, JsError> {
-    let given = |v: i32| (v != DEFAULT).then_some(i128::from(v));
-    let options = ProfileOptions {
-        vnodes: given(vnodes),
-        points_per_digest: given(ppd),
-        default_port: match default_port {
-            NO_PORT => Some(0),
-            port => given(port),
-        },
-    };
-    Ok(Profile::from_options(name, &options)?)
+fn weight(name: &str, w: i128) -> Result<u32, JsError> {
+    Ok(checked_weight(name, w)?)
 }
 
 fn index(i: Option<usize>) -> i32 {
     i.map_or(-1, |i| i as i32)
+}
+
+/// Bytes a ring build may need at its peak per point: the sort entries (16 bytes for
+/// native, 8 for MD5), the points and owners (12) and the lookup table (up to 8).
+const BUILD_BYTES_PER_POINT: u64 = 36;
+/// Bytes a built ring holds per point (points, owners, lookup table).
+const RING_BYTES_PER_POINT: u64 = 20;
+
+/// An upper bound of the points a ring of `profile` with these weights holds (the ketama
+/// family divides `vnodes` digests per server among the servers by weight; native gives
+/// `vnodes` points per unit of weight), capped just above [`MAX_POINTS`] (core refuses
+/// more). It sizes the memory probe that keeps a large build from trapping.
+fn points_bound(profile: &Profile, weights: impl Iterator<Item = u32>) -> u64 {
+    let vnodes = u64::from(profile.vnodes());
+    let (mut n, mut total) = (0u64, 0u64);
+    for w in weights {
+        n += 1;
+        total += u64::from(w);
+    }
+    let points = match profile.hash() {
+        PointHash::SipHash13 => total.saturating_mul(vnodes),
+        PointHash::Md5 => (n + 1)
+            .saturating_mul(vnodes)
+            .saturating_mul(u64::from(profile.points_per_digest())),
+    };
+    points.min(MAX_POINTS + 1)
+}
+
+/// Checks that a build of up to `points` points fits in memory.
+fn build_room(points: u64) -> Result<(), JsError> {
+    room(points * BUILD_BYTES_PER_POINT, "building this ring")
 }
 
 /// Owner index of `key`, `-1` on an empty ring: the lookup (hash and search) in one
@@ -47,44 +57,82 @@ fn owner(ring: &Ring, key: &[u8]) -> i32 {
     index(ring.get_index(key))
 }
 
+/// A vector of `n` copies of `v`, or `TOO_LARGE` when the memory cannot hold it.
+pub fn filled<T: Clone>(n: usize, v: T) -> Result<Vec<T>, JsError> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).map_err(|_| {
+        JsError::new(
+            ErrorCode::TooLarge,
+            "the answer does not fit in the WebAssembly memory; ask for fewer keys at a time",
+        )
+    })?;
+    out.resize(n, v);
+    Ok(out)
+}
+
 /// A ring owned by Rust. Node indexes refer to [`RawRing::names`].
 #[wasm_bindgen]
 #[derive(Debug, Clone)]
 pub struct RawRing {
     ring: Ring,
+    _live: Live,
 }
 
 #[wasm_bindgen]
 impl RawRing {
-    /// Builds a ring; `names[i]` has weight `weights[i]`.
+    /// Builds a ring: node `i` is the `i`th name of the packed batch `names`/`ends`, with
+    /// weight `weights[i]`. Options are `i128::MIN` when not given; `default_port` 0 is
+    /// "none".
     #[wasm_bindgen(constructor)]
     pub fn new(
-        profile_name: &str,
-        vnodes: i32,
-        default_port: i32,
-        points_per_digest: i32,
-        names: Vec<String>,
+        profile: &str,
+        vnodes: i128,
+        default_port: i128,
+        points_per_digest: i128,
+        names: &[u8],
+        ends: &[u32],
         weights: &[f64],
     ) -> Result<RawRing, JsError> {
-        let p = profile(profile_name, vnodes, default_port, points_per_digest)?;
+        let options = ProfileOptions {
+            vnodes: given(vnodes),
+            points_per_digest: given(points_per_digest),
+            default_port: given(default_port),
+        };
+        let p = Profile::from_options(profile, &options)?;
+        let names = unpack_str(names, ends)?;
         let mut nodes = Vec::with_capacity(names.len());
-        for (name, &w) in names.iter().zip(weights) {
-            nodes.push((name.as_str(), weight(name, w)?));
+        for (&name, &w) in names.iter().zip(weights) {
+            nodes.push((name, weight(name, int(w)?)?));
         }
+        build_room(points_bound(&p, nodes.iter().map(|n| n.1)))?;
         Ok(RawRing {
             ring: Ring::with_nodes(p, nodes)?,
+            _live: Live::default(),
         })
     }
 
     /// A copy of this ring (to compare before and after a change).
     #[wasm_bindgen(js_name = clone)]
-    pub fn duplicate(&self) -> RawRing {
-        self.clone()
+    pub fn duplicate(&self) -> Result<RawRing, JsError> {
+        let names: usize = self.ring.nodes().iter().map(|n| n.name().len() + 32).sum();
+        room(
+            self.ring.point_count() as u64 * RING_BYTES_PER_POINT + names as u64,
+            "copying this ring",
+        )?;
+        Ok(self.clone())
+    }
+
+    /// Checks that the ring after a change to node `name` (added, or given `w`) fits.
+    fn change_room(&self, name: &str, w: u32) -> Result<(), JsError> {
+        let others = self.ring.nodes().iter().filter(|n| n.name() != name);
+        let bound = points_bound(self.ring.profile(), others.map(|n| n.weight()).chain([w]));
+        build_room(bound)
     }
 
     /// Adds a node.
-    pub fn add(&mut self, name: &str, w: f64) -> Result<(), JsError> {
+    pub fn add(&mut self, name: &str, w: i128) -> Result<(), JsError> {
         let w = weight(name, w)?;
+        self.change_room(name, w)?;
         Ok(self.ring.add(name, w)?)
     }
 
@@ -96,8 +144,9 @@ impl RawRing {
 
     /// Changes a node's weight.
     #[wasm_bindgen(js_name = setWeight)]
-    pub fn set_weight(&mut self, name: &str, w: f64) -> Result<(), JsError> {
+    pub fn set_weight(&mut self, name: &str, w: i128) -> Result<(), JsError> {
         let w = weight(name, w)?;
+        self.change_room(name, w)?;
         Ok(self.ring.set_weight(name, w)?)
     }
 
@@ -115,20 +164,19 @@ impl RawRing {
         self.ring.nodes().iter().map(|n| n.weight()).collect()
     }
 
-    /// The profile's name (`native`, `libketama`, …).
-    pub fn profile(&self) -> String {
-        String::from(self.ring.profile().name().as_str())
-    }
-
-    /// Bits of the circle: 32 for the ketama family, 64 for native.
-    pub fn bits(&self) -> u32 {
-        self.ring.profile().hash().bits()
-    }
-
-    /// Number of points.
-    #[wasm_bindgen(js_name = pointCount)]
-    pub fn point_count(&self) -> usize {
-        self.ring.point_count()
+    /// `[profile (index into rawProfiles), bits, vnodes, points per digest, default port
+    /// (0: none), point count]`.
+    pub fn info(&self) -> Vec<u32> {
+        let p = self.ring.profile();
+        let name = ProfileName::ALL.iter().position(|&n| n == p.name());
+        alloc::vec![
+            name.unwrap_or(0) as u32,
+            p.hash().bits(),
+            p.vnodes(),
+            u32::from(p.points_per_digest()),
+            u32::from(p.default_port().unwrap_or(0)),
+            self.ring.point_count() as u32,
+        ]
     }
 
     /// Owner index of a string key, `-1` on an empty ring.
@@ -143,18 +191,36 @@ impl RawRing {
         owner(&self.ring, key)
     }
 
-    /// Up to `n` distinct owner indexes, clockwise from the key's point.
+    /// Owner index of the point at circle position `hash`, `-1` on an empty ring.
+    #[wasm_bindgen(js_name = ownerOfHash)]
+    pub fn owner_of_hash(&self, hash: u64) -> i32 {
+        index(
+            self.ring
+                .point_for_hash(hash)
+                .map(|i| self.ring.owners()[i] as usize),
+        )
+    }
+
+    /// Up to `n` distinct owner indexes, clockwise from the key's point (`n` above the
+    /// node count asks for every node).
     #[wasm_bindgen(js_name = getNBytes)]
-    pub fn get_n_bytes(&self, key: &[u8], n: u32) -> Vec<u32> {
+    pub fn get_n_bytes(&self, key: &[u8], n: i128) -> Result<Vec<u32>, JsError> {
+        if n < 0 {
+            return Err(JsError::new(
+                ErrorCode::OutOfRange,
+                alloc::format!("getN: n is {n}; ask for 0 or more nodes"),
+            ));
+        }
         let mut out = Vec::new();
-        self.ring.get_n_into(key, n as usize, &mut out);
-        out.into_iter().map(|i| i as u32).collect()
+        self.ring
+            .get_n_into(key, usize::try_from(n).unwrap_or(usize::MAX), &mut out);
+        Ok(out.into_iter().map(|i| i as u32).collect())
     }
 
     /// Owner index of every key of a packed batch (`-1` on an empty ring).
     #[wasm_bindgen(js_name = getManyPacked)]
     pub fn get_many_packed(&self, data: &[u8], ends: &[u32]) -> Result<Vec<i32>, JsError> {
-        let mut out = alloc::vec![-1i32; ends.len()];
+        let mut out = filled(ends.len(), -1i32)?;
         for_each_packed(data, ends, |i, k| out[i] = owner(&self.ring, k))?;
         Ok(out)
     }
@@ -166,13 +232,15 @@ impl RawRing {
     }
 
     /// Sorted point positions.
-    pub fn positions(&self) -> Vec<u64> {
-        self.ring.positions().to_vec()
+    pub fn positions(&self) -> Result<Vec<u64>, JsError> {
+        room(self.ring.point_count() as u64 * 8, "copying the points")?;
+        Ok(self.ring.positions().to_vec())
     }
 
     /// Owner index of each point.
-    pub fn owners(&self) -> Vec<u32> {
-        self.ring.owners().to_vec()
+    pub fn owners(&self) -> Result<Vec<u32>, JsError> {
+        room(self.ring.point_count() as u64 * 4, "copying the owners")?;
+        Ok(self.ring.owners().to_vec())
     }
 
     /// Exact share of the circle per node, in index order.
@@ -180,43 +248,23 @@ impl RawRing {
         self.ring.shares()
     }
 
-    /// The arcs of the circle, one per distinct point, clockwise (fractions of the
-    /// circle are computed on the JS side).
-    pub fn arcs(&self) -> RawArcs {
+    /// The arcs of the circle, one per distinct point, clockwise: their first positions,
+    /// then their last (inclusive) positions (fractions of the circle are computed on the
+    /// JS side).
+    #[wasm_bindgen(js_name = arcBounds)]
+    pub fn arc_bounds(&self) -> Result<Vec<u64>, JsError> {
+        room(self.ring.point_count() as u64 * 40, "copying the arcs")?;
         let arcs = self.ring.arcs();
-        RawArcs {
-            starts: arcs.iter().map(|a| a.start).collect(),
-            ends: arcs.iter().map(|a| a.end).collect(),
-            owners: arcs.iter().map(|a| a.owner as u32).collect(),
-        }
+        let mut out: Vec<u64> = arcs.iter().map(|a| a.start).collect();
+        out.extend(arcs.iter().map(|a| a.end));
+        Ok(out)
     }
-}
 
-/// The arcs of a ring as parallel arrays.
-#[wasm_bindgen]
-#[derive(Debug)]
-pub struct RawArcs {
-    starts: Vec<u64>,
-    ends: Vec<u64>,
-    owners: Vec<u32>,
-}
-
-#[wasm_bindgen]
-impl RawArcs {
-    /// First position of each arc.
-    #[wasm_bindgen(getter)]
-    pub fn starts(&self) -> Vec<u64> {
-        self.starts.clone()
-    }
-    /// Last position (inclusive) of each arc.
-    #[wasm_bindgen(getter)]
-    pub fn ends(&self) -> Vec<u64> {
-        self.ends.clone()
-    }
-    /// Owner index of each arc.
-    #[wasm_bindgen(getter)]
-    pub fn owners(&self) -> Vec<u32> {
-        self.owners.clone()
+    /// The owner index of each arc of [`RawRing::arc_bounds`].
+    #[wasm_bindgen(js_name = arcOwners)]
+    pub fn arc_owners(&self) -> Result<Vec<u32>, JsError> {
+        room(self.ring.point_count() as u64 * 28, "copying the arcs")?;
+        Ok(self.ring.arcs().iter().map(|a| a.owner as u32).collect())
     }
 }
 
@@ -224,67 +272,48 @@ impl RawArcs {
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct RawDiff {
-    moved_fraction: f64,
-    ideal_fraction: f64,
-    starts: Vec<u64>,
-    ends: Vec<u64>,
-    from: Vec<String>,
-    to: Vec<String>,
-    bits: u32,
+    fractions: Vec<f64>,
+    bounds: Vec<u64>,
+    names: Vec<String>,
 }
 
 #[wasm_bindgen]
 impl RawDiff {
-    /// Fraction of the key space that changes owner.
-    #[wasm_bindgen(getter, js_name = movedFraction)]
-    pub fn moved_fraction(&self) -> f64 {
-        self.moved_fraction
+    /// `[moved fraction, ideal fraction]`.
+    pub fn fractions(&self) -> Vec<f64> {
+        self.fractions.clone()
     }
-    /// The least any ring could move for the same change of shares.
-    #[wasm_bindgen(getter, js_name = idealFraction)]
-    pub fn ideal_fraction(&self) -> f64 {
-        self.ideal_fraction
+    /// First positions of the moved arcs, then their last (inclusive) positions.
+    pub fn bounds(&self) -> Vec<u64> {
+        self.bounds.clone()
     }
-    /// First position of each moved arc.
-    #[wasm_bindgen(getter)]
-    pub fn starts(&self) -> Vec<u64> {
-        self.starts.clone()
-    }
-    /// Last position (inclusive) of each moved arc.
-    #[wasm_bindgen(getter)]
-    pub fn ends(&self) -> Vec<u64> {
-        self.ends.clone()
-    }
-    /// Old owner of each moved arc (`""`: none; node names are never empty).
-    #[wasm_bindgen(getter)]
-    pub fn from(&self) -> Vec<String> {
-        self.from.clone()
-    }
-    /// New owner of each moved arc (`""`: none).
-    #[wasm_bindgen(getter)]
-    pub fn to(&self) -> Vec<String> {
-        self.to.clone()
-    }
-    /// Bits of the circle.
-    #[wasm_bindgen(getter)]
-    pub fn bits(&self) -> u32 {
-        self.bits
+    /// Old owners of the moved arcs, then their new owners (`""`: none; node names are
+    /// never empty).
+    pub fn names(&self) -> Vec<String> {
+        self.names.clone()
     }
 }
 
 /// Compares two rings (see `keyroute::ring::diff`).
 #[wasm_bindgen(js_name = rawDiff)]
 pub fn raw_diff(old: &RawRing, new: &RawRing) -> Result<RawDiff, JsError> {
+    // Its positions of change, sorted (8 bytes per point of both), and room for as many
+    // moved arcs again.
+    let cuts = (old.ring.point_count() + new.ring.point_count() + 1) as u64;
+    room(cuts * 16, "comparing these rings")?;
     let d = diff(&old.ring, &new.ring)?;
-    let name = |o: &Option<String>| o.clone().unwrap_or_default();
+    let mut bounds: Vec<u64> = d.moved.iter().map(|m| m.start).collect();
+    bounds.extend(d.moved.iter().map(|m| m.end));
+    let mut names: Vec<String> = d
+        .moved
+        .iter()
+        .map(|m| m.from.clone().unwrap_or_default())
+        .collect();
+    names.extend(d.moved.into_iter().map(|m| m.to.unwrap_or_default()));
     Ok(RawDiff {
-        moved_fraction: d.moved_fraction,
-        ideal_fraction: d.ideal_fraction,
-        starts: d.moved.iter().map(|m| m.start).collect(),
-        ends: d.moved.iter().map(|m| m.end).collect(),
-        from: d.moved.iter().map(|m| name(&m.from)).collect(),
-        to: d.moved.iter().map(|m| name(&m.to)).collect(),
-        bits: old.bits(),
+        fractions: alloc::vec![d.moved_fraction, d.ideal_fraction],
+        bounds,
+        names,
     })
 }
 
@@ -295,4 +324,29 @@ pub fn raw_profiles() -> Vec<String> {
         .iter()
         .map(|p| String::from(p.as_str()))
         .collect()
+}
+
+/// Parses a node list (`keyroute::ring::parse_nodes`): `[name, weight, address, …]` with
+/// `address` empty unless the entry named the node by an alias.
+#[wasm_bindgen(js_name = rawParseNodes)]
+pub fn raw_parse_nodes(text: &str) -> Result<Vec<String>, JsError> {
+    let mut out = Vec::new();
+    for n in parse_nodes(text)? {
+        out.push(n.name);
+        out.push(alloc::format!("{}", n.weight));
+        out.push(n.address.unwrap_or_default());
+    }
+    Ok(out)
+}
+
+/// Parses a list of target weights (`keyroute::ring::parse_weights`, 0 allowed):
+/// `[name, weight, …]`.
+#[wasm_bindgen(js_name = rawParseWeights)]
+pub fn raw_parse_weights(text: &str) -> Result<Vec<String>, JsError> {
+    let mut out = Vec::new();
+    for (name, w) in parse_weights(text)? {
+        out.push(name);
+        out.push(alloc::format!("{w}"));
+    }
+    Ok(out)
 }

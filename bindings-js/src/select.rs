@@ -2,11 +2,14 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use keyroute::error::ErrorCode;
 use keyroute::script::SCRIPTS;
-use keyroute::select::{Pool, Restore};
+use keyroute::select::{
+    checked_initial, checked_picks, side_key, Pool, Restore, MAX_PICKS_PER_CALL,
+};
 use wasm_bindgen::prelude::*;
 
-use crate::error::{unpack, JsError};
+use crate::error::{unpack, JsError, Live};
 
 /// `[name, text, sha1, num_keys]` of every script, flattened.
 #[wasm_bindgen(js_name = rawScripts)]
@@ -19,14 +22,17 @@ pub fn raw_scripts() -> Vec<String> {
     out
 }
 
-fn count(c: f64) -> Result<u64, JsError> {
-    if !c.is_finite() || c < 0.0 || !crate::error::is_integer(c) {
-        return Err(JsError {
-            code: "BAD_COUNT",
-            message: String::from("counts must be non-negative integers"),
-        });
-    }
-    Ok(c as u64)
+/// The most picks one `pickMany` call makes (`keyroute::select::MAX_PICKS_PER_CALL`),
+/// and the limit of keys in one batch call of the JavaScript package.
+#[wasm_bindgen(js_name = rawMaxBatch)]
+pub fn raw_max_batch() -> u32 {
+    MAX_PICKS_PER_CALL as u32
+}
+
+/// The side key of a pool key (`keyroute::select::side_key`).
+#[wasm_bindgen(js_name = rawSideKey)]
+pub fn raw_side_key(pool_key: &[u8]) -> Result<Vec<u8>, JsError> {
+    Ok(side_key(pool_key)?)
 }
 
 /// The in-memory pool model owned by Rust; members are bytes.
@@ -34,6 +40,10 @@ fn count(c: f64) -> Result<u64, JsError> {
 #[derive(Debug, Clone, Default)]
 pub struct RawPool {
     pool: Pool,
+    /// At least the length of the longest member (never lowered on remove): sizes the
+    /// output of `pickMany` before it picks.
+    longest: usize,
+    _live: Live,
 }
 
 #[wasm_bindgen]
@@ -50,14 +60,15 @@ impl RawPool {
         &mut self,
         data: &[u8],
         ends: &[u32],
-        initial: f64,
+        initial: i128,
         overwrite: bool,
     ) -> Result<usize, JsError> {
+        let initial = checked_initial(initial)?;
         let members = unpack(data, ends)?;
-        let initial = count(initial)?;
-        self.pool
-            .seed(members, initial, overwrite)
-            .map_err(|e| JsError::new("POOL", e))
+        let longest = members.iter().map(|m| m.len()).max().unwrap_or(0);
+        let added = self.pool.seed(members, initial, overwrite)?;
+        self.longest = self.longest.max(longest);
+        Ok(added)
     }
 
     /// Picks the least-used member and increments it; `undefined` when empty.
@@ -65,10 +76,33 @@ impl RawPool {
         self.pool.pick()
     }
 
-    /// `n` picks, packed as one buffer.
+    /// `n` picks, packed as one buffer. The count is checked (at most
+    /// `MAX_PICKS_PER_CALL`) and the whole answer allocated before the first pick, so a
+    /// refused call changes nothing.
     #[wasm_bindgen(js_name = pickManyPacked)]
-    pub fn pick_many_packed(&mut self, n: u32) -> RawBatch {
-        RawBatch::from_iter(self.pool.pick_many(n as usize).iter().map(Vec::as_slice))
+    pub fn pick_many_packed(&mut self, n: i128) -> Result<RawBatch, JsError> {
+        let n = checked_picks(n)?;
+        let n = if self.pool.is_empty() { 0 } else { n };
+        let mut b = RawBatch::default();
+        let data = (n as u64).saturating_mul(self.longest as u64);
+        let fits = u32::try_from(data).is_ok_and(|d| b.data.try_reserve_exact(d as usize).is_ok());
+        if !fits || b.ends.try_reserve_exact(n).is_err() {
+            return Err(JsError::new(
+                ErrorCode::TooLarge,
+                alloc::format!(
+                    "{n} picks of members up to {} bytes do not fit in the WebAssembly memory; \
+                     pick fewer at a time",
+                    self.longest
+                ),
+            ));
+        }
+        for _ in 0..n {
+            if let Some(m) = self.pool.pick() {
+                b.data.extend_from_slice(&m);
+                b.ends.push(b.data.len() as u32);
+            }
+        }
+        Ok(b)
     }
 
     /// Removes a member; its count, or `-1` when it was not in the pool.
@@ -78,36 +112,25 @@ impl RawPool {
 
     /// Restores a member (`keep` or `at_minimum`); its count afterwards.
     pub fn restore(&mut self, member: &[u8], mode: &str) -> Result<f64, JsError> {
-        let mode: Restore = mode
-            .parse()
-            .map_err(|e| JsError::new("BAD_RESTORE_MODE", e))?;
-        let count = self
-            .pool
-            .restore(member, mode)
-            .map_err(|e| JsError::new(e.code().as_str(), e))?;
+        let mode: Restore = mode.parse()?;
+        let count = self.pool.restore(member, mode)?;
+        self.longest = self.longest.max(member.len());
         Ok(count as f64)
     }
 
-    /// A member's count, `-1` when not in the pool.
-    pub fn count(&self, member: &[u8]) -> f64 {
-        self.pool.count(member).map_or(-1.0, |c| c as f64)
+    /// `[count, remembered count]` of a member (`-1`: not in the pool, none remembered).
+    pub fn status(&self, member: &[u8]) -> Vec<f64> {
+        let f = |c: Option<u64>| c.map_or(-1.0, |c| c as f64);
+        alloc::vec![
+            f(self.pool.count(member)),
+            f(self.pool.removed_count(member))
+        ]
     }
 
-    /// A removed member's remembered count, `-1` when none.
-    #[wasm_bindgen(js_name = removedCount)]
-    pub fn removed_count(&self, member: &[u8]) -> f64 {
-        self.pool.removed_count(member).map_or(-1.0, |c| c as f64)
-    }
-
-    /// Whether a member is in the pool.
-    pub fn contains(&self, member: &[u8]) -> bool {
-        self.pool.contains(member)
-    }
-
-    /// The lowest count, `-1` when empty.
-    #[wasm_bindgen(js_name = minCount)]
-    pub fn min_count(&self) -> f64 {
-        self.pool.min_count().map_or(-1.0, |c| c as f64)
+    /// `[members, lowest count (-1 when empty)]`.
+    pub fn stats(&self) -> Vec<f64> {
+        let min = self.pool.min_count().map_or(-1.0, |c| c as f64);
+        alloc::vec![self.pool.len() as f64, min]
     }
 
     /// Members and counts in pick order.
@@ -122,17 +145,6 @@ impl RawPool {
         let mut b = RawBatch::from_iter(self.pool.removed().map(|(m, _)| m));
         b.counts = self.pool.removed().map(|(_, c)| c as f64).collect();
         b
-    }
-
-    /// Number of members.
-    pub fn len(&self) -> usize {
-        self.pool.len()
-    }
-
-    /// Whether the pool is empty.
-    #[wasm_bindgen(js_name = isEmpty)]
-    pub fn is_empty(&self) -> bool {
-        self.pool.is_empty()
     }
 }
 

@@ -1,30 +1,21 @@
-//! Raw Redis Cluster slot exports; `keySlot`, `keySlots`, `hashTag`, `SlotMap` and
-//! `ReshardPlan` in `js/api.mjs` wrap them.
+//! Raw Redis Cluster slot exports; `keySlot`, `keySlots`, `hashTag`,
+//! `SlotMap` and `ReshardPlan` in `js/api.mjs` wrap them.
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
+use keyroute::error::ErrorCode;
+use keyroute::ring::checked_weight;
 use keyroute::slot::{
-    hash_tag, key_slot, Address, Health, MapError, NodeIndex, Plan, PlanError, Redirect,
-    RedirectAction, SlotMap, SLOT_COUNT,
+    hash_tag, key_slot, Address, Health, NodeIndex, Plan, Redirect, RedirectAction, Role, Shard,
+    ShardNode, SlotMap, SlotsEntry, SlotsNode, SLOT_COUNT,
 };
 use wasm_bindgen::prelude::*;
 
-use crate::error::{for_each_packed, JsError};
+use crate::error::{for_each_packed, given, int, unpack_str, JsError, Live};
+use crate::ring::filled;
 
 /// `u32::MAX` marks "no node" in packed index arrays.
 const NONE: u32 = u32::MAX;
-
-impl From<MapError> for JsError {
-    fn from(e: MapError) -> Self {
-        JsError::new("SLOT_MAP", &e)
-    }
-}
-
-impl From<PlanError> for JsError {
-    fn from(e: PlanError) -> Self {
-        JsError::new("PLAN", &e)
-    }
-}
 
 /// [`key_slot`] in one place: inlined into every caller, its unrolled CRC would take
 /// several KB of the .wasm.
@@ -48,7 +39,7 @@ pub fn raw_key_slot_bytes(key: &[u8]) -> u16 {
 /// The slot of every key of a packed batch.
 #[wasm_bindgen(js_name = rawKeySlotsPacked)]
 pub fn raw_key_slots_packed(data: &[u8], ends: &[u32]) -> Result<Vec<u16>, JsError> {
-    let mut out = alloc::vec![0u16; ends.len()];
+    let mut out = filled(ends.len(), 0u16)?;
     for_each_packed(data, ends, |i, k| out[i] = slot_of(k))?;
     Ok(out)
 }
@@ -59,20 +50,66 @@ pub fn raw_hash_tag(key: &[u8]) -> Vec<u8> {
     hash_tag(key).to_vec()
 }
 
-fn slot(s: u32) -> Result<u16, JsError> {
+fn slot(s: i128) -> Result<u16, JsError> {
     u16::try_from(s)
         .ok()
         .filter(|&s| s < SLOT_COUNT)
-        .ok_or_else(|| JsError {
-            code: "BAD_SLOT",
-            message: alloc::format!("slot {s} is outside 0..=16383"),
+        .ok_or_else(|| {
+            JsError::new(
+                ErrorCode::BadSlot,
+                alloc::format!("slot {s} is outside 0..=16383"),
+            )
         })
 }
 
-fn address(s: &str) -> Result<Address, JsError> {
-    Address::parse(s).map_err(|e| JsError {
-        code: "BAD_ADDRESS",
-        message: alloc::format!("address {s:?}: {e}"),
+/// A slot range bound: anything outside 0..=65535 is a bad range (core checks the rest).
+fn bound(s: i128, a: i128, b: i128) -> Result<u16, JsError> {
+    u16::try_from(s).map_err(|_| {
+        JsError::new(
+            ErrorCode::BadRange,
+            alloc::format!(
+                "slot range {a}-{b} is invalid; ranges are START-END with START <= END <= 16383"
+            ),
+        )
+    })
+}
+
+fn port(p: i128) -> Result<u16, JsError> {
+    u16::try_from(p).map_err(|_| {
+        JsError::new(
+            ErrorCode::BadPort,
+            alloc::format!("port {p} is outside 1..=65535"),
+        )
+    })
+}
+
+/// The next `[start, end]` slot range of a reply (past the end: NaN, refused by [`int`];
+/// a batch the glue built wrong is an error, not a trap).
+fn range<'a>(r: &mut impl Iterator<Item = &'a f64>) -> Result<(u16, u16), JsError> {
+    let mut next = || int(r.next().copied().unwrap_or(f64::NAN));
+    let (a, b) = (next()?, next()?);
+    Ok((bound(a, a, b)?, bound(b, a, b)?))
+}
+
+/// The next text field of a reply (`""` past the end).
+fn next<'a>(t: &mut impl Iterator<Item = &'a &'a str>) -> &'a str {
+    t.next().copied().unwrap_or_default()
+}
+
+/// An optional port of a reply (NaN: absent).
+fn optional_port<'a>(n: &mut impl Iterator<Item = &'a f64>) -> Result<Option<u16>, JsError> {
+    match n.next().copied().unwrap_or(f64::NAN) {
+        p if p.is_nan() => Ok(None),
+        p => port(int(p)?).map(Some),
+    }
+}
+
+fn role_of(id: &str, role: &str) -> Result<Role, JsError> {
+    Role::from_redis(role).ok_or_else(|| {
+        JsError::new(
+            ErrorCode::InconsistentTopology,
+            alloc::format!("node {id:?} has role {role:?}; expected master or replica"),
+        )
     })
 }
 
@@ -85,6 +122,30 @@ fn opt(n: Option<NodeIndex>) -> u32 {
 #[derive(Debug, Clone, Default)]
 pub struct RawSlotMap {
     map: SlotMap,
+    _live: Live,
+}
+
+impl RawSlotMap {
+    fn wrap(map: SlotMap) -> RawSlotMap {
+        RawSlotMap {
+            map,
+            _live: Live::default(),
+        }
+    }
+
+    fn index(&self, i: i128) -> Result<NodeIndex, JsError> {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| self.map.node_index(i))
+            .ok_or_else(|| {
+                JsError::new(
+                    ErrorCode::UnknownNode,
+                    alloc::format!(
+                        "node {i} is not in this slot map; use an index returned by this map"
+                    ),
+                )
+            })
+    }
 }
 
 #[wasm_bindgen]
@@ -101,51 +162,135 @@ impl RawSlotMap {
         self.clone()
     }
 
-    fn index(&self, i: u32) -> Result<NodeIndex, JsError> {
-        // core has no public NodeIndex constructor: find it among the map's nodes.
-        self.map
-            .iter()
-            .nth(i as usize)
-            .map(|(ix, _)| ix)
-            .ok_or_else(|| JsError {
-                code: "SLOT_MAP",
-                message: alloc::format!("node #{i} is not in this slot map"),
+    /// A map from a `CLUSTER SHARDS` reply, flattened by the JS glue: per shard `shape`
+    /// holds `[ranges, nodes]` and `slots` its ranges as `[start, end]` pairs; per node
+    /// the packed `text` holds `id, ip, endpoint, hostname, role, health` and `nums`
+    /// `port, tls-port, replication-offset` (NaN: absent).
+    #[wasm_bindgen(js_name = fromShards)]
+    pub fn from_shards(
+        shape: &[u32],
+        slots: &[f64],
+        text: &[u8],
+        ends: &[u32],
+        nums: &[f64],
+    ) -> Result<RawSlotMap, JsError> {
+        let text = unpack_str(text, ends)?;
+        let (mut t, mut n, mut r) = (text.iter(), nums.iter(), slots.iter());
+        let mut shards = Vec::new();
+        for pair in shape.chunks_exact(2) {
+            let mut shard = Shard::default();
+            for _ in 0..pair[0] {
+                shard.slots.push(range(&mut r)?);
+            }
+            for _ in 0..pair[1] {
+                let [id, ip, endpoint, hostname, role, health] = [(); 6].map(|_| next(&mut t));
+                let port = optional_port(&mut n)?;
+                let tls_port = optional_port(&mut n)?;
+                let offset = int(n.next().copied().unwrap_or(0.0))?;
+                shard.nodes.push(ShardNode {
+                    id: id.into(),
+                    port,
+                    tls_port,
+                    ip: ip.into(),
+                    endpoint: endpoint.into(),
+                    hostname: (!hostname.is_empty()).then(|| hostname.into()),
+                    role: role_of(id, role)?,
+                    replication_offset: offset.clamp(0, i128::from(u64::MAX)) as u64,
+                    health: Health::from_redis(health),
+                });
+            }
+            shards.push(shard);
+        }
+        Ok(Self::wrap(SlotMap::from_shards(&shards)?))
+    }
+
+    /// A map from a `CLUSTER SLOTS` reply, flattened by the JS glue: per entry `shape`
+    /// holds its replica count and `slots` `[start, end]`; per node (master, then
+    /// replicas) the packed `text` holds `endpoint, id, ip, hostname` (`""`: absent) and
+    /// `ports` its port.
+    #[wasm_bindgen(js_name = fromSlots)]
+    pub fn from_slots(
+        shape: &[u32],
+        slots: &[f64],
+        text: &[u8],
+        ends: &[u32],
+        ports: &[f64],
+    ) -> Result<RawSlotMap, JsError> {
+        let text = unpack_str(text, ends)?;
+        let (mut t, mut p, mut r) = (text.iter(), ports.iter(), slots.iter());
+        let mut node = || -> Result<SlotsNode, JsError> {
+            let [endpoint, id, ip, hostname] = [(); 4].map(|_| next(&mut t));
+            let some = |s: &str| (!s.is_empty()).then(|| s.into());
+            Ok(SlotsNode {
+                endpoint: endpoint.into(),
+                port: port(int(p.next().copied().unwrap_or(f64::NAN))?)?,
+                id: id.into(),
+                ip: some(ip),
+                hostname: some(hostname),
             })
+        };
+        let mut entries = Vec::new();
+        for &replicas in shape {
+            let (start, end) = range(&mut r)?;
+            let mut entry = SlotsEntry {
+                start,
+                end,
+                master: node()?,
+                replicas: Vec::new(),
+            };
+            for _ in 0..replicas {
+                entry.replicas.push(node()?);
+            }
+            entries.push(entry);
+        }
+        Ok(Self::wrap(SlotMap::from_slots(&entries)?))
     }
 
-    /// Adds a master at `addr` (`host:port`, IPv6 split on the last `:`); returns its index.
-    #[wasm_bindgen(js_name = addMaster)]
-    pub fn add_master(&mut self, id: &str, addr: &str) -> Result<u32, JsError> {
-        Ok(self.map.add_master(id, address(addr)?)?.get() as u32)
-    }
-
-    /// Adds a replica of `master`; returns its index.
-    #[wasm_bindgen(js_name = addReplica)]
-    pub fn add_replica(&mut self, master: u32, id: &str, addr: &str) -> Result<u32, JsError> {
-        let m = self.index(master)?;
-        Ok(self.map.add_replica(m, id, address(addr)?)?.get() as u32)
+    /// Adds a node and returns its index: a master when `master` is not given, else a
+    /// replica of node `master`; at `host:port` (`host` parsed as an address) when `port`
+    /// is not given, else at `host` and `port` (`Address::checked`).
+    #[wasm_bindgen(js_name = addNode)]
+    pub fn add_node(
+        &mut self,
+        master: i128,
+        id: &str,
+        host: &str,
+        port: i128,
+    ) -> Result<u32, JsError> {
+        let addr = match given(port) {
+            None => Address::parse(host)?,
+            Some(port) => Address::checked(host, port)?,
+        };
+        let n = match given(master) {
+            None => self.map.add_master(id, addr)?,
+            Some(m) => {
+                let m = self.index(m)?;
+                self.map.add_replica(m, id, addr)?
+            }
+        };
+        Ok(n.get() as u32)
     }
 
     /// Sets a node's health (`online`, `loading`, `failed`, anything else: `unknown`).
     #[wasm_bindgen(js_name = setHealth)]
-    pub fn set_health(&mut self, node: u32, health: &str) -> Result<(), JsError> {
+    pub fn set_health(&mut self, node: i128, health: &str) -> Result<(), JsError> {
         let n = self.index(node)?;
         Ok(self.map.set_health(n, Health::from_redis(health))?)
     }
 
-    /// Gives slots `start..=end` to master `node`.
-    pub fn assign(&mut self, start: u32, end: u32, node: u32) -> Result<(), JsError> {
+    /// Gives slots `start..=end` to master `node`, or makes them unowned when `node` is
+    /// not given.
+    pub fn assign(&mut self, start: i128, end: i128, node: i128) -> Result<(), JsError> {
+        let (a, b) = (bound(start, start, end)?, bound(end, start, end)?);
+        let Some(node) = given(node) else {
+            return Ok(self.map.unassign(a..=b)?);
+        };
         let n = self.index(node)?;
-        Ok(self.map.assign(slot(start)?..=slot(end)?, n)?)
-    }
-
-    /// Makes slots `start..=end` unowned.
-    pub fn unassign(&mut self, start: u32, end: u32) -> Result<(), JsError> {
-        Ok(self.map.unassign(slot(start)?..=slot(end)?)?)
+        Ok(self.map.assign(a..=b, n)?)
     }
 
     /// Owner index of a slot, `-1` if unassigned.
-    pub fn owner(&self, s: u32) -> Result<i32, JsError> {
+    pub fn owner(&self, s: i128) -> Result<i32, JsError> {
         Ok(self.map.owner(slot(s)?).map_or(-1, |n| n.get() as i32))
     }
 
@@ -158,7 +303,7 @@ impl RawSlotMap {
     /// Owner index of every key of a packed batch (`u32::MAX`: unassigned).
     #[wasm_bindgen(js_name = ownersOfKeysPacked)]
     pub fn owners_of_keys_packed(&self, data: &[u8], ends: &[u32]) -> Result<Vec<u32>, JsError> {
-        let mut out = alloc::vec![NONE; ends.len()];
+        let mut out = filled(ends.len(), NONE)?;
         for_each_packed(data, ends, |i, k| out[i] = opt(self.map.owner_of_key(k)))?;
         Ok(out)
     }
@@ -189,50 +334,32 @@ impl RawSlotMap {
         out
     }
 
-    /// Number of slots without owner.
-    #[wasm_bindgen(js_name = unassignedCount)]
-    pub fn unassigned_count(&self) -> usize {
-        self.map.unassigned_count()
+    /// `[slots without owner, 1 if every slot has an owner, number of nodes]`.
+    pub fn summary(&self) -> Vec<u32> {
+        alloc::vec![
+            self.map.unassigned_count() as u32,
+            u32::from(self.map.is_complete()),
+            self.map.nodes().len() as u32,
+        ]
     }
 
-    /// Whether every slot has an owner.
-    #[wasm_bindgen(js_name = isComplete)]
-    pub fn is_complete(&self) -> bool {
-        self.map.is_complete()
-    }
-
-    /// Number of nodes.
-    #[wasm_bindgen(js_name = nodeCount)]
-    pub fn node_count(&self) -> usize {
-        self.map.nodes().len()
-    }
-
-    /// `[id, host, port, role, health, name]` of node `i` as strings.
+    /// `[id, host, port, role, health, name, address, master, replicas…]` of node `i` as
+    /// strings (`master` empty for a master).
     #[wasm_bindgen(js_name = nodeInfo)]
-    pub fn node_info(&self, i: u32) -> Result<Vec<String>, JsError> {
+    pub fn node_info(&self, i: i128) -> Result<Vec<String>, JsError> {
         let n = &self.map.nodes()[self.index(i)?.get()];
-        Ok(alloc::vec![
+        let mut out = alloc::vec![
             String::from(n.id()),
             n.addr().host.clone(),
             n.addr().port.to_string(),
             String::from(n.role().as_str()),
             String::from(n.health().as_str()),
             n.name().into_owned(),
-        ])
-    }
-
-    /// Master index of node `i` (`-1`: none).
-    #[wasm_bindgen(js_name = nodeMaster)]
-    pub fn node_master(&self, i: u32) -> Result<i32, JsError> {
-        let n = &self.map.nodes()[self.index(i)?.get()];
-        Ok(n.master().map_or(-1, |m| m.get() as i32))
-    }
-
-    /// Replica indexes of node `i`.
-    #[wasm_bindgen(js_name = nodeReplicas)]
-    pub fn node_replicas(&self, i: u32) -> Result<Vec<u32>, JsError> {
-        let n = &self.map.nodes()[self.index(i)?.get()];
-        Ok(n.replicas().iter().map(|r| r.get() as u32).collect())
+            n.addr().to_string(),
+            n.master().map(|m| m.get().to_string()).unwrap_or_default(),
+        ];
+        out.extend(n.replicas().iter().map(|r| r.get().to_string()));
+        Ok(out)
     }
 
     /// Index of the node with this id, `-1` if none.
@@ -249,7 +376,7 @@ impl RawSlotMap {
         message: &str,
         current_host: &str,
     ) -> Result<Vec<String>, JsError> {
-        let r = Redirect::parse(message).map_err(|e| JsError::new("REDIRECT", e))?;
+        let r = Redirect::parse(message)?;
         let action = self.map.apply_redirect(&r, current_host)?;
         let host = String::from(r.host_or(current_host));
         Ok(match action {
@@ -273,20 +400,21 @@ impl RawSlotMap {
         })
     }
 
-    /// Plans the fewest slot moves to the weights (`nodes[i]` gets `weights[i]`).
-    pub fn plan(&self, nodes: &[u32], weights: &[f64]) -> Result<RawPlan, JsError> {
+    /// Plans the fewest slot moves to the weights (`nodes[i]` gets `weights[i]`; 0
+    /// drains a master, other weights as a ring's).
+    pub fn plan(&self, nodes: &[f64], weights: &[f64]) -> Result<RawPlan, JsError> {
         let mut w = Vec::with_capacity(nodes.len());
         for (&n, &wt) in nodes.iter().zip(weights) {
-            if !wt.is_finite() || wt < 0.0 || !crate::error::is_integer(wt) {
-                return Err(JsError {
-                    code: "BAD_WEIGHT",
-                    message: String::from("plan weights must be non-negative integers"),
-                });
-            }
-            w.push((self.index(n)?, wt as u64));
+            let node = self.index(int(n)?)?;
+            let wt = match int(wt)? {
+                0 => 0,
+                x => checked_weight(&self.map.nodes()[node.get()].name(), x)?,
+            };
+            w.push((node, u64::from(wt)));
         }
         Ok(RawPlan {
             plan: Plan::new(&self.map, &w)?,
+            _live: Live::default(),
         })
     }
 
@@ -302,6 +430,7 @@ impl RawSlotMap {
 #[derive(Debug, Clone)]
 pub struct RawPlan {
     plan: Plan,
+    _live: Live,
 }
 
 #[wasm_bindgen]
@@ -320,9 +449,11 @@ impl RawPlan {
         out
     }
 
-    /// Targets as `[node, weight, ideal, before, after]` quintuples.
+    /// The total of slots that change owner, then the targets as `[node, weight, ideal,
+    /// before, after]` quintuples.
     pub fn targets(&self) -> Vec<f64> {
-        let mut out = Vec::with_capacity(5 * self.plan.targets().len());
+        let mut out = Vec::with_capacity(1 + 5 * self.plan.targets().len());
+        out.push(self.plan.slots_moved() as f64);
         for t in self.plan.targets() {
             out.extend_from_slice(&[
                 t.node.get() as f64,
@@ -333,11 +464,5 @@ impl RawPlan {
             ]);
         }
         out
-    }
-
-    /// Total slots that change owner.
-    #[wasm_bindgen(js_name = slotsMoved)]
-    pub fn slots_moved(&self) -> usize {
-        self.plan.slots_moved()
     }
 }

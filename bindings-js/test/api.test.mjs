@@ -5,7 +5,7 @@ import * as kr from 'keyroute';
 import { Ring, diff, PROFILES, SlotMap, ReshardPlan, keySlot } from 'keyroute';
 
 test('exports', () => {
-  for (const name of ['Ring', 'diff', 'PROFILES', 'keySlot', 'keySlots', 'hashTag', 'SLOT_COUNT', 'SlotMap', 'ReshardPlan', 'Pool', 'SCRIPTS', 'LEAST_USED_SCRIPT', 'LEAST_USED_SHA1', 'init', 'initSync']) {
+  for (const name of ['Ring', 'diff', 'parseNodes', 'parseWeights', 'PROFILES', 'keySlot', 'keySlots', 'groupBySlot', 'hashTag', 'sideKey', 'SLOT_COUNT', 'SlotMap', 'ReshardPlan', 'Pool', 'SCRIPTS', 'LEAST_USED_SCRIPT', 'LEAST_USED_SHA1', 'ERROR_CODES', 'LIMITS', 'liveHandles', 'init', 'initSync']) {
     assert.ok(kr[name] !== undefined, name);
   }
   assert.deepEqual([...PROFILES], ['native', 'libketama', 'libmemcached', 'twemproxy', 'uhashring', 'node-hashring', 'hash_ring']);
@@ -71,12 +71,14 @@ test('errors are Error objects with a code', () => {
     [() => new Ring({ a: -1 }), 'NEGATIVE_WEIGHT'],
     [() => new Ring({ a: 2 ** 33 }), 'WEIGHT_TOO_LARGE'],
     [() => new Ring({ a: 1.5 }), 'BAD_WEIGHT'],
-    [() => new Ring({ a: 'heavy' }), 'BAD_WEIGHT'],
+    [() => new Ring({ a: 'heavy' }), 'BAD_TYPE'],
+    [() => new Ring({ a: '3' }), 'BAD_TYPE'],
     [() => new Ring([''],), 'EMPTY_NODE_NAME'],
     [() => new Ring(['a'], { profile: 'nope' }), 'UNKNOWN_PROFILE'],
     [() => new Ring(['a'], { vnodes: 0 }), 'BAD_VNODES'],
-    [() => new Ring(['a'], { vnodes: 1.5 }), 'INVALID_ARGUMENT'],
-    [() => new Ring(['a'], { pointsPerDigest: 3 }), 'BAD_POINTS_PER_DIGEST'],
+    [() => new Ring(['a'], { vnodes: 1.5 }), 'BAD_TYPE'],
+    [() => new Ring(['a'], { vnode: 10 }), 'BAD_OPTION'],
+    [() => new Ring(['a'], { pointsPerDigest: 3 }), 'BAD_OPTION'],
     [() => new Ring(['a'], { profile: 'libketama', pointsPerDigest: 5 }), 'BAD_POINTS_PER_DIGEST'],
     [() => new Ring(['a'], { profile: 'libketama', defaultPort: 70000 }), 'BAD_PORT'],
     [() => new Ring(['a']).remove('b'), 'UNKNOWN_NODE'],
@@ -84,7 +86,7 @@ test('errors are Error objects with a code', () => {
     [() => new Ring(['a']).setWeight('a', 0), 'ZERO_WEIGHT'],
     [() => new Ring(['a'], { profile: 'native', vnodes: 65536 }).setWeight('a', 100000), 'TOO_MANY_POINTS'],
     [() => diff(new Ring(['a']), new Ring(['a'], { profile: 'libketama' })), 'INCOMPATIBLE_RINGS'],
-    [() => new Ring([42]), 'INVALID_ARGUMENT'],
+    [() => new Ring([42]), 'BAD_TYPE'],
   ];
   for (const [f, code] of cases) {
     assert.throws(f, (e) => {
@@ -155,19 +157,43 @@ test('diff: adding a node moves only to it; fraction equals the key sample', () 
   assert.equal(toEmpty.moved[0].to, null);
 });
 
-test('free(): later calls throw FREED; double free is harmless', () => {
+test('free(): later calls throw INVALID_HANDLE; double free is harmless', () => {
   const r = new Ring(['a']);
   r.free();
   r.free();
-  assert.throws(() => r.get('x'), { code: 'FREED' });
+  assert.throws(() => r.get('x'), { code: 'INVALID_HANDLE' });
   if (typeof Symbol.dispose === 'symbol') assert.equal(typeof Ring.prototype[Symbol.dispose], 'function');
 });
 
-test('many rings without free() are reclaimed (FinalizationRegistry safety net)', async () => {
-  if (typeof globalThis.gc !== 'function') return; // run with --expose-gc to exercise
-  for (let i = 0; i < 2000; i++) new Ring(['a', 'b', 'c'], { vnodes: 1000 });
-  globalThis.gc();
-  await new Promise((r) => setTimeout(r, 10));
+// Collects until the live-handle count stops falling (FinalizationRegistry callbacks run
+// after a collection, on a later task); returns the count.
+async function settle(target = 0) {
+  let last = Infinity;
+  for (let round = 0; round < 500; round++) {
+    globalThis.gc();
+    await new Promise((r) => setTimeout(r, 10));
+    const now = kr.liveHandles();
+    if (now <= target || (now === last && round > 20)) return now;
+    last = now;
+  }
+  return kr.liveHandles();
+}
+
+test('rings without free() are reclaimed: the live-handle count falls after gc()', async () => {
+  assert.equal(typeof globalThis.gc, 'function', 'run with node --expose-gc (make test-js does)');
+  const before = await settle();
+  const N = 200;
+  (() => {
+    for (let i = 0; i < N; i++) new Ring(['a', 'b', 'c'], { vnodes: 1000 });
+  })();
+  assert.equal(kr.liveHandles(), before + N, 'each Ring holds one handle until it is collected');
+  const after = await settle(before);
+  assert.ok(after <= before, `${after - before} of ${N} rings still alive after gc()`);
+  // free() releases at once.
+  const r = new Ring(['a']);
+  assert.equal(kr.liveHandles(), after + 1);
+  r.free();
+  assert.equal(kr.liveHandles(), after);
 });
 
 test('SlotMap: assign, lookup, ranges, owners', () => {
@@ -204,11 +230,12 @@ test('SlotMap: assign, lookup, ranges, owners', () => {
   assert.deepEqual(Array.from(map.ownersOfKeys(['foo'])), [b]);
   map.setHealth(a, 'online');
   assert.equal(map.node(a).health, 'online');
-  assert.throws(() => map.assign(0, 16384, a), { code: 'BAD_SLOT' });
-  assert.throws(() => map.assign(0, 1, 9), { code: 'SLOT_MAP' });
-  assert.throws(() => map.assign(0, 1, r), { code: 'SLOT_MAP' });
+  assert.throws(() => map.assign(0, 16384, a), { code: 'BAD_RANGE' });
+  assert.throws(() => map.slotOwner(16384), { code: 'BAD_SLOT' });
+  assert.throws(() => map.assign(0, 1, 9), { code: 'UNKNOWN_NODE' });
+  assert.throws(() => map.assign(0, 1, r), { code: 'NOT_A_MASTER' });
   assert.throws(() => map.addMaster('nohost'), { code: 'BAD_ADDRESS' });
-  assert.throws(() => map.addMaster('h:1', { id: 'a' }), { code: 'SLOT_MAP' });
+  assert.throws(() => map.addMaster('h:1', { id: 'a' }), { code: 'DUPLICATE_NODE' });
 });
 
 test('SlotMap: MOVED and ASK', () => {
@@ -222,7 +249,8 @@ test('SlotMap: MOVED and ASK', () => {
   assert.equal(ask.kind, 'ask');
   assert.equal(ask.node, 1);
   assert.equal(map.slotOwner(43), a);
-  assert.throws(() => map.applyRedirect('ERR nope'), { code: 'REDIRECT' });
+  assert.throws(() => map.applyRedirect('ERR nope'), { code: 'NOT_A_REDIRECT' });
+  assert.throws(() => map.applyRedirect('MOVED 99999 h:1'), { code: 'BAD_REDIRECT' });
 });
 
 test('SlotMap: resharding plan, step by step equals applyPlan', () => {
@@ -242,8 +270,10 @@ test('SlotMap: resharding plan, step by step equals applyPlan', () => {
   map.applyPlan(plan);
   assert.deepEqual(stepwise.owners(), map.owners());
   assert.deepEqual(Array.from(map.slotCounts()).sort(), [5461, 5461, 5462]);
-  assert.throws(() => map.applyPlan(plan), { code: 'PLAN' });
+  assert.throws(() => map.applyPlan(plan), { code: 'STALE_PLAN' });
   assert.equal(map.plan([[a, 1], [b, 1], [c, 1]]).slotsMoved, 0);
-  assert.throws(() => map.plan({ a: 1 }), { code: 'PLAN' });
-  assert.throws(() => map.plan({ zz: 1 }), { code: 'SLOT_MAP' });
+  assert.throws(() => map.plan({ a: 1 }), { code: 'BAD_PLAN' });
+  assert.throws(() => map.plan({ zz: 1 }), { code: 'UNKNOWN_NODE' });
+  assert.throws(() => map.plan({ a: 1.5 }), { code: 'BAD_WEIGHT' });
+  assert.throws(() => map.plan({ a: -1 }), { code: 'NEGATIVE_WEIGHT' });
 });

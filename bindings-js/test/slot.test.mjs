@@ -102,7 +102,7 @@ test('keySlots: one batch equals single calls, mixed strings and bytes', () => {
 });
 
 test('bad keys are TypeErrors with a code', () => {
-  assert.throws(() => keySlot(42), { name: 'TypeError', code: 'INVALID_ARGUMENT' });
-  assert.throws(() => keySlots([1]), { code: 'INVALID_ARGUMENT' });
-  assert.throws(() => keySlots(5), { code: 'INVALID_ARGUMENT' });
+  assert.throws(() => keySlot(42), { name: 'TypeError', code: 'BAD_TYPE' });
+  assert.throws(() => keySlots([1]), { code: 'BAD_TYPE' });
+  assert.throws(() => keySlots(5), { code: 'BAD_TYPE' });
 });
