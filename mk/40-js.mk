@@ -43,9 +43,14 @@ $(JS_DIR)/node_modules/.package-lock.json: $(JS_DIR)/package-lock.json $(JS_DIR)
 setup-apt-js:
 	scripts/apt-install.sh chromium
 
+# The Lua scripts (core's SCRIPTS) reach the package as JSON printed by a host build of
+# examples/scripts.rs, outside the size-budgeted .wasm.
+JS_SCRIPTS := $(BUILD)/js/scripts.json
 build-js: setup-js-rust setup-js-npm
 	$(JS_CARGO_ENV) $(CARGO) build -p keyroute-js --target wasm32-unknown-unknown --release
-	cd $(JS_DIR) && node scripts/build.mjs $(JS_WASM)
+	mkdir -p $(dir $(JS_SCRIPTS))
+	$(CARGO) run -q -p keyroute-js --example scripts > $(JS_SCRIPTS).tmp && mv $(JS_SCRIPTS).tmp $(JS_SCRIPTS)
+	cd $(JS_DIR) && node scripts/build.mjs $(JS_WASM) $(JS_SCRIPTS)
 
 lint-js: setup-js-rust
 	$(CARGO) fmt -p keyroute-js --check

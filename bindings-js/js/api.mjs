@@ -1,6 +1,6 @@
 // The public JavaScript API of `keyroute`, written once for every entry point.
 //
-// `createApi(wasm)` wraps the raw wasm-bindgen exports (Rust: bindings-js/src) in the
+// `createApi(wasm, scripts)` wraps the raw wasm-bindgen exports (Rust: bindings-js/src) in the
 // camelCase classes users see. It is plain ES2020 with no import/export other than the
 // one below: scripts/build.mjs copies it to dist/api.mjs (ESM) and dist/api.cjs
 // (CommonJS) verbatim, except for that line.
@@ -11,7 +11,7 @@
 // core's (Rust), and so is every error code: each error thrown here or there is an
 // `Error` (`TypeError` for BAD_TYPE) whose `code` is a name of ERROR_CODES.
 
-export function createApi(wasm) {
+export function createApi(wasm, scripts) {
   'use strict';
 
   const encoder = new TextEncoder();
@@ -988,14 +988,11 @@ export function createApi(wasm) {
 
   // ---------------------------------------------------------------- least used
 
+  // Core's SCRIPTS, written into the package at build time (scripts/build.mjs): the Lua
+  // texts are JavaScript strings rather than bytes of the .wasm.
   const SCRIPTS = {};
-  {
-    const s = wasm.rawScripts();
-    for (let i = 0; i < s.length; i += 4) {
-      SCRIPTS[s[i]] = Object.freeze({ name: s[i], text: s[i + 1], sha1: s[i + 2], numKeys: Number(s[i + 3]) });
-    }
-    Object.freeze(SCRIPTS);
-  }
+  for (const s of scripts) SCRIPTS[s.name] = Object.freeze({ ...s });
+  Object.freeze(SCRIPTS);
 
   function orNull(c) {
     return c < 0 ? null : c;

@@ -1,26 +1,14 @@
-//! Raw least-used exports: the script texts and the in-memory [`Pool`] model.
-use alloc::string::String;
+//! Raw least-used exports: the in-memory [`Pool`] model. (The script texts ship as
+//! JavaScript: `examples/scripts.rs` writes core's `SCRIPTS` into the package.)
 use alloc::vec::Vec;
 
 use keyroute::error::ErrorCode;
-use keyroute::script::SCRIPTS;
 use keyroute::select::{
     checked_initial, checked_picks, side_key, Pool, Restore, MAX_PICKS_PER_CALL,
 };
 use wasm_bindgen::prelude::*;
 
 use crate::error::{unpack, JsError, Live};
-
-/// `[name, text, sha1, num_keys]` of every script, flattened.
-#[wasm_bindgen(js_name = rawScripts)]
-pub fn raw_scripts() -> Vec<String> {
-    let mut out = Vec::with_capacity(4 * SCRIPTS.len());
-    for s in SCRIPTS {
-        out.extend([s.name(), s.text(), s.sha1()].map(String::from));
-        out.push(alloc::format!("{}", s.num_keys()));
-    }
-    out
-}
 
 /// The most picks one `pickMany` call makes (`keyroute::select::MAX_PICKS_PER_CALL`),
 /// and the limit of keys in one batch call of the JavaScript package.

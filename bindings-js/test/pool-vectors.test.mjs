@@ -1,6 +1,7 @@
 // The least-used pool model against the operation sequences recorded on a real Redis.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { Pool, LEAST_USED_SCRIPT, LEAST_USED_SHA1, SCRIPTS } from 'keyroute';
 import { vectors, hex } from './helpers.mjs';
 
@@ -16,6 +17,16 @@ function refusal(op) {
 }
 
 test('pool vectors exist', () => assert.ok(files.length >= 1));
+
+test("SCRIPTS: core's scripts, each SHA1 the SHA1 of its text (what EVALSHA needs)", () => {
+  assert.deepEqual(Object.keys(SCRIPTS), ['least-used', 'seed', 'remove', 'restore', 'lease-acquire', 'lease-release', 'lease-reclaim']);
+  for (const s of Object.values(SCRIPTS)) {
+    assert.equal(createHash('sha1').update(s.text).digest('hex'), s.sha1, s.name);
+    assert.ok(Number.isInteger(s.numKeys) && s.numKeys >= 1, s.name);
+    assert.ok(Object.isFrozen(s));
+  }
+  assert.ok(Object.isFrozen(SCRIPTS));
+});
 
 for (const [name, v] of files) {
   test(`pool vector ${name}: script texts and SHA1s`, () => {
