@@ -1,11 +1,12 @@
 # JavaScript: the npm package `keyroute` (bindings-js, wasm-bindgen), its demo page, tests
 # in Node and in Debian's Chromium, and benchmarks against the npm peers.
 #
-#   make test-js    toolchain + npm ci + chromium, build, lints, node --test, browser test
+#   make test-js    toolchain + npm ci + chromium/redis-server, build, lints, node --test,
+#                   the node-redis recipe on real redis-servers, browser test
 #   make build-js   bindings-js/dist (wasm-bindgen for Node and for browsers)
 #   make pack-js    build/keyroute-<version>.tgz
 #   make demo-web   serve the demo page on http://127.0.0.1:$(DEMO_WEB_PORT)/bindings-js/demo/
-#   make bench-js   .wasm size, Ring.get vs npm hashring, keySlots vs cluster-key-slot
+#   make bench-js   .wasm size, keyroute vs the npm peers side by side (build/bench/js.json)
 .PHONY: setup-js setup-js-rust setup-js-npm setup-apt-js build-js lint-js pack-js test-js \
         test-js-node test-js-browser demo-web bench-js
 
@@ -41,7 +42,7 @@ $(JS_DIR)/node_modules/.package-lock.json: $(JS_DIR)/package-lock.json $(JS_DIR)
 	touch $@
 
 setup-apt-js:
-	scripts/apt-install.sh chromium
+	scripts/apt-install.sh chromium redis-server
 
 # The Lua scripts (core's SCRIPTS) reach the package as JSON printed by a host build of
 # examples/scripts.rs, outside the size-budgeted .wasm.
@@ -63,12 +64,14 @@ pack-js: build-js
 TEST_TARGETS += test-js
 test-js: setup-js lint-js build-js test-js-node test-js-browser
 
-test-js-node: build-js
-	cd $(JS_DIR) && node --expose-gc --test test/
-	cd $(ROOT)/examples/node && npm ci --no-audit --no-fund --offline && node example.cjs && node example.mjs
+# test/*.test.mjs: the test files only (test/helpers.mjs is a module, not a test).
+test-js-node: build-js setup-apt-js
+	cd $(JS_DIR) && node --expose-gc --test test/*.test.mjs
+	cd $(ROOT)/examples/node && npm ci --no-audit --no-fund --prefer-offline && node example.cjs && node example.mjs \
+	  && node check_shard_node_redis.mjs
 
 test-js-browser: build-js setup-apt-js
-	cd $(JS_DIR) && KEYROUTE_SCREENSHOT_DIR=$(BUILD) node --test test-browser/
+	cd $(JS_DIR) && KEYROUTE_SCREENSHOT_DIR=$(BUILD) node --test test-browser/*.test.mjs
 
 # Serves the repository root (the demo imports ../dist/web.mjs; examples/browser imports
 # ../../bindings-js/dist/web.mjs). Not in DEMO_TARGETS: it runs until Ctrl-C.
