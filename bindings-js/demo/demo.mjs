@@ -1,6 +1,6 @@
 // keyroute demo page: the library computes (rings, shares, diffs, slots, plans); this
 // file only draws what it answers.
-import init, { Ring, diff, PROFILES, SlotMap, keySlot } from '../dist/web.mjs';
+import init, { PROFILES, SlotMap, keySlot } from '../dist/web.mjs';
 
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
@@ -23,13 +23,20 @@ function el(tag, attrs = {}, parent = null) {
   return e;
 }
 
+// The status line: 'ready', what is being worked on, or the library's error as
+// `CODE: message`. Every action replaces it, so no message outlives its cause.
 function setStatus(text, error = false) {
   const s = $('status');
   s.textContent = text;
   s.classList.toggle('error', error);
+  s.dataset.state = error ? 'error' : text === 'ready' ? 'ready' : 'busy';
 }
 
 // ------------------------------------------------------------------ ring
+//
+// The ring lives in a Worker (ring-worker.mjs): the page sends the node list, the worker
+// builds the ring with the library and answers what to draw, summarised beyond its point
+// budget. The page stays responsive while a large ring is built.
 
 const PROFILE_NOTES = {
   native: 'SipHash-1-3, 64-bit points, 160 points per unit of weight: keyroute’s ring for new fleets.',
@@ -41,34 +48,67 @@ const PROFILE_NOTES = {
   hash_ring: 'PyPI hash_ring: 3 points per digest.',
 };
 
-let ring = null;
-let lastDiff = null;
+const worker = new Worker(new URL('./ring-worker.mjs', import.meta.url), { type: 'module' });
+const pending = new Map();
+let nextId = 1;
+worker.onmessage = (ev) => {
+  const p = pending.get(ev.data.id);
+  pending.delete(ev.data.id);
+  if (p) p(ev.data);
+};
+worker.onerror = (ev) => setStatus(`INTERNAL: the ring worker failed: ${ev.message}`, true);
+
+// The committed state (what the worker holds once every request is answered).
+let profile = 'native';
+let nodes = [['10.0.0.1:11211', 1], ['10.0.0.2:11211', 1], ['10.0.0.3:11211', 1], ['10.0.0.4:11211', 1]];
+let shown = null; // the last view: {profile, bits, pointCount, size, names, nodes, arcs, ticks}
+let keyShown = null;
+let lastMoved = null;
 let lastChange = '';
 let nextNode = 5;
 
-function ringNodes() {
-  return ring.nodes().map((n) => [n.name, n.weight]);
+function request(msg) {
+  const id = nextId++;
+  document.body.dataset.busy = 'true';
+  return new Promise((resolve) => {
+    pending.set(id, (answer) => {
+      if (pending.size === 0) document.body.dataset.busy = 'false';
+      resolve(answer);
+    });
+    worker.postMessage({ id, ...msg });
+  });
 }
 
-function change(description, mutate) {
-  const before = ring.clone();
-  try {
-    mutate();
-  } catch (e) {
-    before.free();
-    setStatus(`${e.code || 'error'}: ${e.message}`, true);
-    return;
+// Asks the worker for (nextProfile, nextNodes); commits them if the library accepts them,
+// else shows its error code and keeps the ring as it was.
+async function change(description, nextProfile, nextNodes) {
+  const points = nextNodes.reduce((s, [, w]) => s + (Number.isFinite(w) ? w : 0), 0);
+  setStatus(points > 100000 ? `building the ring for “${description}” (the page stays usable meanwhile)…` : 'working…');
+  const answer = await request({ profile: nextProfile, nodes: nextNodes, key: $('key').value, change: description });
+  if (!answer.ok) {
+    setStatus(`${answer.code}: ${answer.message}`, true);
+    return false;
   }
-  try {
-    lastDiff = diff(before, ring);
-  } catch (e) {
-    if (e.code !== 'INCOMPATIBLE_RINGS') throw e;
-    lastDiff = null;
-  }
-  before.free();
+  profile = nextProfile;
+  nodes = nextNodes;
   lastChange = description;
+  lastMoved = answer.moved;
+  if (answer.changed) shown = answer.view;
+  keyShown = answer.key;
   setStatus('ready');
   renderRing();
+  return true;
+}
+
+async function refreshKey() {
+  const answer = await request({ profile, nodes, key: $('key').value });
+  if (!answer.ok) {
+    setStatus(`${answer.code}: ${answer.message}`, true);
+    return;
+  }
+  keyShown = answer.key;
+  drawRing();
+  renderKey();
 }
 
 function point(fraction, r) {
@@ -93,43 +133,47 @@ function arcPath(f0, f1, r) {
 function drawRing() {
   const svg = $('ring');
   svg.replaceChildren();
+  const v = shown;
+  svg.dataset.points = String(v.pointCount);
+  svg.dataset.summarised = String(v.arcs.summarised);
   el('svg:circle', { cx: 0, cy: 0, r: 200, fill: 'none', stroke: '#eef0f5', 'stroke-width': 30 }, svg);
-  const arcs = ring.arcs();
   const byOwner = new Map();
-  for (let i = 0; i < arcs.owners.length; i++) {
-    const o = arcs.owners[i];
-    byOwner.set(o, (byOwner.get(o) || '') + arcPath(arcs.startFractions[i], arcs.endFractions[i] % 1, 200));
+  for (let i = 0; i < v.arcs.owners.length; i++) {
+    const o = v.arcs.owners[i];
+    byOwner.set(o, (byOwner.get(o) || '') + arcPath(v.arcs.starts[i], v.arcs.ends[i], 200));
   }
   const arcGroup = el('svg:g', { id: 'ring-arcs' }, svg);
   for (const [o, d] of byOwner) {
-    el('svg:path', { d, fill: 'none', stroke: colorOf(arcs.names[o]), 'stroke-width': 30, 'data-node': arcs.names[o] }, arcGroup);
+    el('svg:path', { d, fill: 'none', stroke: colorOf(v.names[o]), 'stroke-width': 30, 'data-node': v.names[o] }, arcGroup);
   }
-  // Points: a tick per point, coloured by its node.
-  const pts = ring.points();
-  const ticks = new Map();
-  for (let i = 0; i < pts.owners.length; i++) {
-    const [x0, y0] = point(pts.fractions[i], 218);
-    const [x1, y1] = point(pts.fractions[i], 230);
-    const o = pts.owners[i];
-    ticks.set(o, (ticks.get(o) || '') + `M${x0.toFixed(1)} ${y0.toFixed(1)}L${x1.toFixed(1)} ${y1.toFixed(1)}`);
-  }
+  // Points: a tick per point, coloured by its node (up to the worker's budget).
   const tickGroup = el('svg:g', { id: 'ring-points' }, svg);
-  for (const [o, d] of ticks) el('svg:path', { d, stroke: colorOf(pts.names[o]), 'stroke-width': 1.2, 'stroke-opacity': 0.85 }, tickGroup);
+  if (v.ticks) {
+    const ticks = new Map();
+    for (let i = 0; i < v.ticks.owners.length; i++) {
+      const [x0, y0] = point(v.ticks.fractions[i], 218);
+      const [x1, y1] = point(v.ticks.fractions[i], 230);
+      const o = v.ticks.owners[i];
+      ticks.set(o, (ticks.get(o) || '') + `M${x0.toFixed(1)} ${y0.toFixed(1)}L${x1.toFixed(1)} ${y1.toFixed(1)}`);
+    }
+    for (const [o, d] of ticks) el('svg:path', { d, stroke: colorOf(v.names[o]), 'stroke-width': 1.2, 'stroke-opacity': 0.85 }, tickGroup);
+  }
 
   // Moved arcs of the last change: a band inside the ring, in the new owner's colour.
   const movedGroup = el('svg:g', { id: 'ring-moved' }, svg);
-  if (lastDiff) {
-    for (const m of lastDiff.moved) {
-      const d = arcPath(m.startFraction, m.endFraction % 1, 168);
+  if (lastMoved) {
+    const m = lastMoved.arcs;
+    for (let i = 0; i < m.starts.length; i++) {
+      const d = arcPath(m.starts[i], m.ends[i], 168);
       el('svg:path', { d, fill: 'none', stroke: '#e4572e', 'stroke-width': 18, 'stroke-opacity': 0.35 }, movedGroup);
-      el('svg:path', { d, fill: 'none', stroke: m.to ? colorOf(m.to) : '#999', 'stroke-width': 10 }, movedGroup);
+      el('svg:path', { d, fill: 'none', stroke: m.to[i] ? colorOf(m.to[i]) : '#999', 'stroke-width': 10 }, movedGroup);
     }
   }
 
   // Shares: each node's exact fraction of the circle (ring.nodes()), as one donut.
   const shareGroup = el('svg:g', { id: 'ring-shares' }, svg);
   let at = 0;
-  for (const n of ring.nodes()) {
+  for (const n of v.nodes) {
     if (n.share <= 0) continue;
     el('svg:path', { d: arcPath(at, (at + n.share) % 1, 128), fill: 'none', stroke: colorOf(n.name), 'stroke-width': 16, 'data-node': n.name }, shareGroup);
     if (n.share >= 0.04) {
@@ -140,32 +184,32 @@ function drawRing() {
   }
 
   // Centre: profile and the last change's numbers.
-  el('svg:text', { x: 0, y: -28, 'text-anchor': 'middle', 'font-size': 22, 'font-weight': 700, fill: '#1d2433', text: ring.profile }, svg);
-  el('svg:text', { x: 0, y: -4, 'text-anchor': 'middle', 'font-size': 13, fill: '#6b7385', text: `${ring.size} nodes · ${ring.pointCount} points · ${ring.bits}-bit` }, svg);
-  if (lastDiff) {
-    el('svg:text', { x: 0, y: 24, 'text-anchor': 'middle', 'font-size': 15, fill: '#e4572e', 'font-weight': 600, text: `moved ${pct(lastDiff.movedFraction)}` }, svg);
-    el('svg:text', { x: 0, y: 44, 'text-anchor': 'middle', 'font-size': 13, fill: '#6b7385', text: `ideal ${pct(lastDiff.idealFraction)}` }, svg);
+  el('svg:text', { x: 0, y: -28, 'text-anchor': 'middle', 'font-size': 22, 'font-weight': 700, fill: '#1d2433', text: v.profile }, svg);
+  el('svg:text', { x: 0, y: -4, 'text-anchor': 'middle', 'font-size': 13, fill: '#6b7385', text: `${v.size} nodes · ${v.pointCount.toLocaleString('en')} points · ${v.bits}-bit` }, svg);
+  if (lastMoved) {
+    el('svg:text', { x: 0, y: 24, 'text-anchor': 'middle', 'font-size': 15, fill: '#e4572e', 'font-weight': 600, text: `moved ${pct(lastMoved.movedFraction)}` }, svg);
+    el('svg:text', { x: 0, y: 44, 'text-anchor': 'middle', 'font-size': 13, fill: '#6b7385', text: `ideal ${pct(lastMoved.idealFraction)}` }, svg);
   }
 
   // The key: a needle at its hash, to its owner's arc.
-  const key = $('key').value;
-  if (ring.size > 0) {
-    const f = Number(ring.hashKey(key)) / 2 ** ring.bits;
-    const [x0, y0] = point(f, 140);
-    const [x1, y1] = point(f, 245);
-    const owner = ring.get(key);
+  if (keyShown && keyShown.owner !== null) {
+    const [x0, y0] = point(keyShown.fraction, 140);
+    const [x1, y1] = point(keyShown.fraction, 245);
     el('svg:line', { x1: x0, y1: y0, x2: x1, y2: y1, stroke: '#1d2433', 'stroke-width': 2, 'stroke-dasharray': '4 3' }, svg);
-    el('svg:circle', { cx: x1, cy: y1, r: 6, fill: colorOf(owner), stroke: '#1d2433', 'stroke-width': 2, id: 'key-marker' }, svg);
+    el('svg:circle', { cx: x1, cy: y1, r: 6, fill: colorOf(keyShown.owner), stroke: '#1d2433', 'stroke-width': 2, id: 'key-marker' }, svg);
   }
-  $('ring-caption').textContent = 'ticks: points · ring: the arcs each node owns · band: arcs moved by the last change · donut: shares · needle: the key';
+  const summary = v.arcs.summarised || (lastMoved && lastMoved.arcs.summarised)
+    ? ` · ${v.pointCount.toLocaleString('en')} points is more than the page draws one by one: arcs sampled at ${v.arcs.owners.length ? 2880 : 0} positions, ticks left out`
+    : '';
+  $('ring-caption').textContent = `ticks: points · ring: the arcs each node owns · band: arcs moved by the last change · donut: shares · needle: the key${summary}`;
 }
 
 function renderNodes() {
   const tbody = $('nodes').querySelector('tbody');
   tbody.replaceChildren();
-  const nodes = ring.nodes();
-  const total = nodes.reduce((s, n) => s + n.weight, 0);
-  for (const n of nodes) {
+  const list = shown.nodes;
+  const total = list.reduce((s, n) => s + n.weight, 0);
+  for (const n of list) {
     const tr = el('tr', { 'data-node': n.name }, tbody);
     el('span', { class: 'swatch', style: `background:${colorOf(n.name)}` }, el('td', {}, tr));
     el('td', { text: n.name }, tr);
@@ -174,28 +218,29 @@ function renderNodes() {
     el('span', { text: String(n.weight) }, w);
     const plus = el('button', { type: 'button', title: 'heavier', text: '+', 'data-action': 'heavier' }, w);
     minus.disabled = n.weight <= 1;
-    minus.onclick = () => change(`reweight ${n.name}: ${n.weight} → ${n.weight - 1}`, () => ring.setWeight(n.name, n.weight - 1));
-    plus.onclick = () => change(`reweight ${n.name}: ${n.weight} → ${n.weight + 1}`, () => ring.setWeight(n.name, n.weight + 1));
+    const reweight = (to) => change(`reweight ${n.name}: ${n.weight} → ${to}`, profile, nodes.map(([name, wt]) => [name, name === n.name ? to : wt]));
+    minus.onclick = () => reweight(n.weight - 1);
+    plus.onclick = () => reweight(n.weight + 1);
     el('td', { class: 'num share', text: pct(n.share) }, tr);
     el('td', { class: 'num', text: pct(n.weight / total) }, tr);
     const rm = el('button', { type: 'button', text: 'remove', 'data-action': 'remove' }, el('td', {}, tr));
-    rm.onclick = () => change(`remove ${n.name}`, () => ring.remove(n.name));
+    rm.onclick = () => change(`remove ${n.name}`, profile, nodes.filter(([name]) => name !== n.name));
   }
-  $('nodes').dataset.nodes = JSON.stringify(nodes.map((n) => [n.name, n.weight]));
-  $('nodes').dataset.profile = ring.profile;
+  $('nodes').dataset.nodes = JSON.stringify(list.map((n) => [n.name, n.weight]));
+  $('nodes').dataset.profile = shown.profile;
 }
 
 function renderChange() {
   $('change-what').textContent = lastChange || 'Add, remove or reweight a node, or switch profile.';
   const mv = $('moved-fraction');
   const id = $('ideal-fraction');
-  if (lastDiff) {
-    mv.textContent = pct(lastDiff.movedFraction, 3);
-    mv.dataset.value = String(lastDiff.movedFraction);
-    id.textContent = pct(lastDiff.idealFraction, 3);
-    id.dataset.value = String(lastDiff.idealFraction);
-    $('moved-bar').style.width = pct(Math.min(1, lastDiff.movedFraction));
-    $('ideal-bar').style.width = pct(Math.min(1, lastDiff.idealFraction));
+  if (lastMoved) {
+    mv.textContent = pct(lastMoved.movedFraction, 3);
+    mv.dataset.value = String(lastMoved.movedFraction);
+    id.textContent = pct(lastMoved.idealFraction, 3);
+    id.dataset.value = String(lastMoved.idealFraction);
+    $('moved-bar').style.width = pct(Math.min(1, lastMoved.movedFraction));
+    $('ideal-bar').style.width = pct(Math.min(1, lastMoved.idealFraction));
   } else {
     const text = lastChange ? 'n/a' : '—';
     mv.textContent = text;
@@ -209,23 +254,19 @@ function renderChange() {
 }
 
 function renderKey() {
-  const key = $('key').value;
   const out = $('key-result');
   out.replaceChildren();
-  if (ring.size === 0) {
+  if (!keyShown || keyShown.owner === null) {
     out.textContent = 'empty ring: no owner';
     return;
   }
-  const owner = ring.get(key);
-  const replicas = ring.getN(key, 3);
-  const hash = ring.hashKey(key);
   const line1 = el('div', {}, out);
   line1.append('owner ');
-  el('span', { class: 'chip', style: `background:${colorOf(owner)}`, id: 'key-owner', text: owner }, line1);
+  el('span', { class: 'chip', style: `background:${colorOf(keyShown.owner)}`, id: 'key-owner', text: keyShown.owner }, line1);
   const line2 = el('div', {}, out);
   line2.append('replicas (getN 3) ');
-  for (const r of replicas) el('span', { class: 'chip', style: `background:${colorOf(r)}`, text: r }, line2);
-  el('div', { class: 'note', text: `hash ${hash} (${pct(Number(hash) / 2 ** ring.bits)} around the circle)` }, out);
+  for (const r of keyShown.replicas) el('span', { class: 'chip', style: `background:${colorOf(r)}`, text: r }, line2);
+  el('div', { class: 'note', text: `hash ${keyShown.hash} (${pct(keyShown.fraction)} around the circle)` }, out);
 }
 
 function renderRing() {
@@ -235,51 +276,36 @@ function renderRing() {
   renderKey();
 }
 
-function setupRing() {
+async function setupRing() {
   const select = $('profile');
   for (const p of PROFILES) el('option', { value: p, text: p }, select);
-  select.value = 'native';
-  ring = new Ring({ '10.0.0.1:11211': 1, '10.0.0.2:11211': 1, '10.0.0.3:11211': 1, '10.0.0.4:11211': 1 }, { profile: 'native' });
-  $('profile-note').textContent = PROFILE_NOTES.native;
-  select.onchange = () => {
-    const profile = select.value;
-    const old = ring;
-    let next;
-    try {
-      next = new Ring(ringNodes(), { profile });
-    } catch (e) {
-      setStatus(`${e.code}: ${e.message}`, true);
-      select.value = old.profile;
-      return;
-    }
-    try {
-      lastDiff = diff(old, next);
-    } catch (e) {
-      if (e.code !== 'INCOMPATIBLE_RINGS') throw e;
-      lastDiff = null;
-    }
-    lastChange = `profile ${old.profile} → ${profile}`;
-    old.free();
-    ring = next;
+  select.value = profile;
+  $('profile-note').textContent = PROFILE_NOTES[profile];
+  const first = await request({ profile, nodes, key: $('key').value });
+  if (!first.ok) throw new Error(`${first.code}: ${first.message}`);
+  shown = first.view;
+  keyShown = first.key;
+  select.onchange = async () => {
+    const next = select.value;
+    const ok = await change(`profile ${profile} → ${next}`, next, nodes);
+    if (!ok) select.value = profile;
     $('profile-note').textContent = PROFILE_NOTES[profile] || '';
-    setStatus('ready');
-    renderRing();
   };
   $('add-form').onsubmit = (ev) => {
     ev.preventDefault();
     let name = $('add-name').value.trim();
     if (!name) {
-      while (ring.has(`10.0.0.${nextNode}:11211`)) nextNode++;
+      while (nodes.some(([n]) => n === `10.0.0.${nextNode}:11211`)) nextNode++;
       name = `10.0.0.${nextNode}:11211`;
     }
-    const weight = Number($('add-weight').value) || 1;
-    change(`add ${name} (weight ${weight})`, () => ring.add(name, weight));
-    $('add-name').value = '';
+    // The weight goes to the library as typed: 0, -5 or 1.5 come back as its error.
+    const raw = $('add-weight').value.trim();
+    const weight = raw === '' ? 1 : Number(raw);
+    change(`add ${name} (weight ${raw || 1})`, profile, [...nodes, [name, weight]]).then((ok) => {
+      if (ok) $('add-name').value = '';
+    });
   };
-  $('key').oninput = () => {
-    drawRing();
-    renderKey();
-  };
+  $('key').oninput = refreshKey;
   renderRing();
 }
 
@@ -374,10 +400,12 @@ function renderMasters() {
     el('span', { class: 'swatch', style: `background:${clusterColor(n.index)}` }, el('td', {}, tr));
     el('td', { text: `${n.name} (${n.address})` }, tr);
     el('td', { class: 'num', text: String(counts[n.index]) }, tr);
-    const input = el('input', { type: 'number', min: 0, value: String(weights[n.index]), 'aria-label': `weight of ${n.name}` }, el('td', {}, tr));
+    const input = el('input', { type: 'number', step: 'any', value: String(weights[n.index]), 'aria-label': `weight of ${n.name}` }, el('td', {}, tr));
+    // The target weight goes to the library as typed (planning shows its error code).
     input.onchange = () => {
-      weights[n.index] = Math.max(0, Math.floor(Number(input.value) || 0));
+      weights[n.index] = input.value.trim() === '' ? 0 : Number(input.value);
       clearPlan();
+      setStatus('ready');
     };
   }
 }
@@ -429,7 +457,7 @@ function makePlan() {
   try {
     plan = map.plan(pairs);
   } catch (e) {
-    setStatus(`${e.code}: ${e.message}`, true);
+    setStatus(`${e.code || 'INTERNAL'}: ${e.message}`, true);
     return;
   }
   setStatus('ready');
@@ -483,6 +511,7 @@ function setupCluster() {
     weights[i] = 1;
     clearPlan();
     renderCluster();
+    setStatus('ready');
   };
   $('plan').onclick = makePlan;
   $('step').onclick = () => {
@@ -503,7 +532,7 @@ function setupCluster() {
 
 try {
   await init();
-  setupRing();
+  await setupRing();
   setupCluster();
   setStatus('ready');
   document.body.dataset.ready = 'true';

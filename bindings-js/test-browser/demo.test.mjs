@@ -178,10 +178,110 @@ test('resharding: add a master, plan, step through the moves', async () => {
   assert.notEqual(await strip(), s0);
 });
 
-test('screenshot', async () => {
+// Distinct colours and non-background pixels of the ring (its SVG drawn onto a canvas)
+// and of the slot strip (its canvas), read back in the page.
+async function pixels() {
+  return page.evaluate(async () => {
+    const count = (data) => {
+      const colours = new Set();
+      let painted = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        const [r, g, b, a] = [data[i], data[i + 1], data[i + 2], data[i + 3]];
+        if (a > 0 && !(r > 240 && g > 240 && b > 240)) {
+          painted++;
+          colours.add((r << 16) | (g << 8) | b);
+        }
+      }
+      return { painted, colours: colours.size, total: data.length / 4 };
+    };
+    const svg = document.getElementById('ring');
+    const xml = new XMLSerializer().serializeToString(svg);
+    const img = new Image(520, 520);
+    img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(xml)}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = 520;
+    c.height = 520;
+    const ctx = c.getContext('2d');
+    ctx.drawImage(img, 0, 0, 520, 520);
+    const strip = document.getElementById('slots');
+    return {
+      ring: count(ctx.getImageData(0, 0, 520, 520).data),
+      slots: count(strip.getContext('2d').getImageData(0, 0, strip.width, strip.height).data),
+    };
+  });
+}
+
+test('weights 0, -5 and 1.5 show the library\'s error code; the next change clears it', async () => {
+  const before = await ringState();
+  for (const [weight, code] of [['0', 'ZERO_WEIGHT'], ['-5', 'NEGATIVE_WEIGHT'], ['1.5', 'BAD_WEIGHT']]) {
+    await page.fill('#add-name', `bad-${code}`);
+    await page.fill('#add-weight', weight);
+    await page.click('#add-node');
+    await page.waitForFunction((c) => document.getElementById('status').textContent.startsWith(`${c}:`), code);
+    assert.equal(await page.getAttribute('#status', 'data-state'), 'error');
+    assert.deepEqual((await ringState()).nodes, before.nodes, `weight ${weight} changed nothing`);
+  }
+  await page.fill('#add-name', '');
+  await page.fill('#add-weight', '1');
+  await page.click('#nodes tbody tr:last-child button[data-action="heavier"]');
+  await page.waitForFunction(() => document.getElementById('status').dataset.state === 'ready');
+  assert.equal(await page.textContent('#status'), 'ready');
+  await page.click('#nodes tbody tr:last-child button[data-action="lighter"]');
+  await page.waitForFunction(() => document.getElementById('status').dataset.state === 'ready');
+});
+
+test('a node of weight 200000 (32 million points): the page stays responsive, the ring is summarised, not blank', async () => {
+  await page.selectOption('#profile', 'native');
+  await page.waitForFunction(() => document.getElementById('nodes').dataset.profile === 'native' && document.body.dataset.busy === 'false');
+  const before = await ringState();
+  await page.fill('#add-name', 'huge');
+  await page.fill('#add-weight', '200000');
+  await page.click('#add-node');
+  await page.waitForFunction(() => document.body.dataset.busy === 'true');
+  // While the worker builds, the page answers at once and the cluster half works.
+  const t0 = Date.now();
+  assert.equal(await page.evaluate(() => 6 * 7), 42);
+  assert.ok(Date.now() - t0 < 2000, `the page took ${Date.now() - t0} ms to answer during the build`);
+  await page.fill('#slot-key', 'foo');
+  await page.waitForFunction(() => document.getElementById('slot-number')?.textContent === '12182');
+  assert.equal(await page.evaluate(() => document.body.dataset.busy), 'true', 'the build was still running (the check above ran during it)');
+  assert.match(await page.textContent('#status'), /building the ring/);
+  await page.waitForFunction(() => document.body.dataset.busy === 'false', null, { timeout: 240000, polling: 500 });
+  assert.equal(await page.getAttribute('#status', 'data-state'), 'ready', await page.textContent('#status'));
+  const after = await ringState();
+  assert.deepEqual(after.nodes.at(-1), ['huge', 200000]);
+  const points = 160 * after.nodes.reduce((sum, [, w]) => sum + w, 0);
+  assert.ok(points > 32_000_000);
+  assert.equal(await page.getAttribute('#ring', 'data-points'), String(points));
+  assert.equal(await page.getAttribute('#ring', 'data-summarised'), 'true');
+  // Sampled at 2880 positions: the huge node's arcs (the others own 0.003% of the circle).
+  assert.ok((await page.locator('#ring-arcs path[data-node="huge"]').count()) === 1, 'the huge node is drawn');
+  assert.ok(after.drawing.length < 1_000_000, `the drawing is ${after.drawing.length} characters`);
+  const d = libraryDiff('native', before.nodes, after.nodes);
+  assert.equal(Number(after.moved), d.movedFraction);
+  assert.ok(d.movedFraction > 0.99);
+  const px = await pixels();
+  assert.ok(px.ring.painted > 20000 && px.ring.colours > 5, `ring: ${JSON.stringify(px.ring)}`);
+  // Back to a small ring.
+  await page.click('#nodes tbody tr:last-child button[data-action="remove"]');
+  await page.waitForFunction(() => document.body.dataset.busy === 'false' && !JSON.parse(document.getElementById('nodes').dataset.nodes).some(([n]) => n === 'huge'), null, { timeout: 240000, polling: 500 });
+  assert.equal(await page.getAttribute('#ring', 'data-summarised'), 'false');
+});
+
+test('screenshot: the ring and the slot strip are drawn (pixels read back)', async () => {
   mkdirSync(shotDir, { recursive: true });
   await page.fill('#key', 'user:42');
-  await page.screenshot({ path: join(shotDir, 'keyroute-demo.png'), fullPage: true });
+  await page.waitForFunction(() => document.body.dataset.busy === 'false');
+  const px = await pixels();
+  // The ring: coloured arcs, ticks, shares, text (thousands of painted pixels, many colours).
+  assert.ok(px.ring.painted > 20000, `ring: ${JSON.stringify(px.ring)}`);
+  assert.ok(px.ring.colours >= 8, `ring: ${JSON.stringify(px.ring)}`);
+  // The slot strip: every slot painted, in one colour per master at least.
+  assert.ok(px.slots.painted > px.slots.total / 2, `slots: ${JSON.stringify(px.slots)}`);
+  assert.ok(px.slots.colours >= 3, `slots: ${JSON.stringify(px.slots)}`);
+  const png = await page.screenshot({ path: join(shotDir, 'keyroute-demo.png'), fullPage: true });
+  assert.ok(png.length > 50000, `screenshot of ${png.length} bytes`);
 });
 
 test('examples/browser runs', async () => {
