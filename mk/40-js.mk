@@ -81,5 +81,6 @@ demo-web: build-js
 	python3 -m http.server --bind 127.0.0.1 --directory $(ROOT) $(DEMO_WEB_PORT)
 
 BENCH_TARGETS += bench-js
+# Writes build/bench/js.json and js.md (the README's table, generated from one run).
 bench-js: build-js
 	cd $(JS_DIR) && node bench/bench.mjs
