@@ -1,23 +1,58 @@
 // Types of the npm package `keyroute` (Node: CommonJS and ESM; browsers: ESM).
 //
-// Keys are strings (hashed as UTF-8) or Uint8Array (raw bytes). "No node" is `null`.
-// Every error thrown is an `Error` (TypeError for wrong argument types) with a `code`.
+// Keys are strings (hashed as UTF-8; a lone surrogate is BAD_UTF8) or Uint8Array (raw
+// bytes). "No node" is `null`. Every error thrown is an `Error` (TypeError for BAD_TYPE)
+// whose `code` is one of ERROR_CODES.
 
 /** Key accepted everywhere: a string (UTF-8) or raw bytes. */
 export type Key = string | Uint8Array;
 
-/** Error codes carried by thrown errors in `error.code`. */
+/**
+ * Error codes carried by thrown errors in `error.code`: the names of core's ErrorCode
+ * (docs/errors.md), the same in every language. `ERROR_CODES` maps each to its number.
+ */
 export type ErrorCode =
+  | 'NULL_ARGUMENT' | 'BAD_UTF8' | 'BAD_TYPE' | 'OUT_OF_RANGE' | 'TOO_LARGE' | 'BUFFER_TOO_SMALL'
+  | 'INVALID_HANDLE' | 'INTERNAL'
   | 'EMPTY_NODE_NAME' | 'ZERO_WEIGHT' | 'NEGATIVE_WEIGHT' | 'WEIGHT_TOO_LARGE' | 'BAD_WEIGHT'
-  | 'DUPLICATE_NODE' | 'UNKNOWN_NODE' | 'UNKNOWN_PROFILE' | 'BAD_VNODES' | 'BAD_POINTS_PER_DIGEST'
-  | 'BAD_PORT' | 'TOO_MANY_POINTS' | 'INCOMPATIBLE_RINGS' | 'BAD_NODE_SPEC' | 'RING_ERROR'
-  | 'SLOT_MAP' | 'BAD_SLOT' | 'BAD_ADDRESS' | 'PLAN' | 'REDIRECT'
-  | 'POOL' | 'BAD_COUNT' | 'BAD_RESTORE_MODE'
-  | 'INVALID_ARGUMENT' | 'FREED';
+  | 'DUPLICATE_NODE' | 'UNKNOWN_NODE' | 'UNKNOWN_PROFILE' | 'TOO_MANY_POINTS' | 'BAD_VNODES'
+  | 'BAD_POINTS_PER_DIGEST' | 'BAD_OPTION' | 'INCOMPATIBLE_RINGS' | 'BAD_NODE_SPEC'
+  | 'AMBIGUOUS_NODE_SPEC' | 'BAD_PORT'
+  | 'BAD_SLOT' | 'BAD_RANGE' | 'BAD_ADDRESS' | 'NOT_A_MASTER' | 'INCONSISTENT_TOPOLOGY'
+  | 'TOO_MANY_NODES' | 'NOT_A_REDIRECT' | 'BAD_REDIRECT' | 'BAD_PLAN' | 'STALE_PLAN'
+  | 'BAD_POOL_KEY' | 'BAD_COUNT' | 'BAD_RESTORE_MODE' | 'EMPTY_MEMBER' | 'BAD_TTL'
+  | 'REDIS_BAD_URL' | 'REDIS_CONNECT' | 'REDIS_AUTH' | 'REDIS_TIMEOUT' | 'REDIS_CONNECTION_LOST'
+  | 'REDIS_WRONGTYPE' | 'REDIS_SERVER' | 'REDIS_PROTOCOL' | 'CLUSTER_NO_OWNER'
+  | 'CLUSTER_RETRIES_EXHAUSTED' | 'CLUSTER_UNREACHABLE' | 'BUSY';
 
+/** Every error the package throws: an Error (a TypeError for BAD_TYPE) with a `code`. */
 export interface KeyrouteError extends Error {
   code: ErrorCode;
 }
+
+/** Error code name → number (core's ErrorCode::number; the C library's status values). */
+export const ERROR_CODES: Readonly<Record<ErrorCode, number>>;
+
+/** The limits of one call, stated once. */
+export const LIMITS: Readonly<{
+  /** Keys, members or nodes in one batch call (2^24, core's MAX_PICKS_PER_CALL). */
+  batchKeys: number;
+  /** Bytes of all keys of one batch call (1 GiB). */
+  batchBytes: number;
+  /** Bytes of one key (512 MiB, the largest string Redis holds). */
+  keyBytes: number;
+  /** Picks in one pickMany call (2^24). */
+  picksPerCall: number;
+}>;
+
+/** Rings, slot maps, plans and pools alive in wasm memory (free() and garbage collection lower it). */
+export function liveHandles(): number;
+
+/**
+ * An integer argument: a number (an integer) or a bigint. Its range is core's (for
+ * example vnodes 1..=65536); a value beyond ±2^127 is OUT_OF_RANGE, a fraction BAD_TYPE.
+ */
+export type Int = number | bigint;
 
 /** Ring profiles: `native` (SipHash, 64-bit points) and the bit-exact ketama family. */
 export type ProfileName =
@@ -27,18 +62,40 @@ export interface RingOptions {
   /** Default `'native'`. `_` and `-` are interchangeable, case is ignored. */
   profile?: ProfileName | string;
   /** Points per unit of weight (native, default 160) or digests per server at equal weight (ketama, default 40). */
-  vnodes?: number;
-  /** Port whose `:port` is left out of hashed server strings (npm hashring's `default port`); `null` for none. */
-  defaultPort?: number | null;
+  vnodes?: Int;
+  /** Port whose `:port` is left out of hashed server strings (npm hashring's `default port`); `null` for none. Not for native. */
+  defaultPort?: Int | null;
   /** Points per MD5 digest, 1..4 (3 = npm hashring's `compatibility: 'hash_ring'`). Not for native. */
-  pointsPerDigest?: number;
+  pointsPerDigest?: Int;
 }
 
-/** Node list: names (weight 1), `[name, weight]` pairs, `{name, weight}` objects, an object name → weight, or a Map. */
+/**
+ * Node list: names (weight 1), `[name, weight]` pairs, `{name, weight}` objects (what
+ * parseNodes returns), an object name → weight, or a Map. Never a string: a node list in
+ * text goes through `Ring.fromSpec` / `parseNodes`.
+ */
 export type Nodes =
-  | ReadonlyArray<string | readonly [string, number] | { name: string; weight?: number }>
-  | Readonly<Record<string, number>>
-  | ReadonlyMap<string, number>;
+  | Iterable<string | readonly [string, Int] | { name: string; weight?: Int }>
+  | Readonly<Record<string, Int>>
+  | ReadonlyMap<string, Int>;
+
+/** One entry of a parsed node list. */
+export interface NodeSpec {
+  name: string;
+  weight: number;
+  /** The host:port behind an alias (twemproxy's `host:port:weight alias`), else null. */
+  address: string | null;
+}
+
+/**
+ * Parses a node list with core's grammar: entries separated by commas or lines, `#`
+ * comments; `name`, `host:port`, `[v6]:port`, `NAME=WEIGHT`, `NAME WEIGHT`, twemproxy's
+ * `host:port:weight [alias]`. `X:N` where X does not look like a host is refused
+ * (AMBIGUOUS_NODE_SPEC).
+ */
+export function parseNodes(spec: string): NodeSpec[];
+/** Parses target weights for `SlotMap.plan` (the same grammar; weight 0 drains). */
+export function parseWeights(spec: string): [string, number][];
 
 export interface RingNode {
   name: string;
@@ -93,8 +150,14 @@ export interface RingDiff {
 
 export class Ring {
   constructor(nodes?: Nodes, options?: RingOptions);
+  /** A ring from a node list in core's grammar (see parseNodes). */
+  static fromSpec(spec: string, options?: RingOptions): Ring;
   readonly profile: ProfileName;
   readonly bits: 32 | 64;
+  readonly vnodes: number;
+  readonly pointsPerDigest: number;
+  /** The port left out of hashed server strings, or null. */
+  readonly defaultPort: number | null;
   readonly size: number;
   readonly pointCount: number;
   /** Node names in index order (a copy). */
@@ -102,23 +165,25 @@ export class Ring {
   /** The owner of `key`; null on an empty ring. */
   get(key: Key): string | null;
   /** Up to n distinct nodes walking clockwise: the owner, then the replicas. */
-  getN(key: Key, n: number): string[];
+  getN(key: Key, n: Int): string[];
   /** The owner of each key, crossing into wasm once. */
   getMany(keys: Iterable<Key>): (string | null)[];
   /** The owner index (into `names`) of each key; -1 on an empty ring. */
   getManyIndexes(keys: Iterable<Key>): Int32Array;
   hashKey(key: Key): bigint;
+  /** The node owning circle position `hash` (below 2**bits); null on an empty ring. */
+  ownerOfHash(hash: bigint | number): string | null;
   has(name: string): boolean;
-  add(name: string, weight?: number): this;
+  add(name: string, weight?: Int): this;
   remove(name: string): this;
-  setWeight(name: string, weight: number): this;
+  setWeight(name: string, weight: Int): this;
   nodes(): RingNode[];
   shares(): Record<string, number>;
   points(): RingPoints;
   arcs(): RingArcs;
   diff(other: Ring): RingDiff;
   clone(): Ring;
-  /** Frees the wasm memory now; a FinalizationRegistry frees it otherwise. Later calls throw FREED. */
+  /** Frees the wasm memory now; a FinalizationRegistry frees it otherwise. Later calls throw INVALID_HANDLE. */
   free(): void;
 }
 
@@ -129,6 +194,11 @@ export const PROFILES: readonly ProfileName[];
 export function keySlot(key: Key): number;
 /** The slot of every key, crossing into wasm once. */
 export function keySlots(keys: Iterable<Key>): Uint16Array;
+/** Keys grouped by slot (ascending), each group's indexes into `keys` in input order: split a multi-key command along them. */
+export function groupBySlot(keys: Iterable<Key>): { slot: number; indexes: number[] }[];
+/** The side key a least-used pool on Redis keeps removed members' counts in (same type as its input). */
+export function sideKey(poolKey: string): string;
+export function sideKey(poolKey: Uint8Array): Uint8Array;
 /** The hashed part of a key: between the first `{` and the next `}` if non-empty, else the key. */
 export function hashTag(key: string): string;
 export function hashTag(key: Uint8Array): Uint8Array;
@@ -193,15 +263,31 @@ export class ReshardPlan {
   free(): void;
 }
 
+/** A `CLUSTER SHARDS` reply: RESP2 `[key, value, …]` arrays, RESP3 Maps, or objects. */
+export type ShardsReply = Iterable<
+  | ReadonlyArray<unknown>
+  | ReadonlyMap<string, unknown>
+  | { slots: Iterable<Int | string | readonly [Int, Int]>; nodes: Iterable<unknown> }
+>;
+/** A `CLUSTER SLOTS` reply: node-redis's `clusterSlots()` objects or the raw arrays. */
+export type SlotsReply = Iterable<
+  | ReadonlyArray<unknown>
+  | { from: Int; to: Int; master: { host: string; port: Int; id?: string }; replicas?: Iterable<{ host: string; port: Int; id?: string }> }
+>;
+
 export class SlotMap {
   constructor();
+  /** A map from a `CLUSTER SHARDS` reply (e.g. `await client.sendCommand(['CLUSTER', 'SHARDS'])`). */
+  static fromShards(reply: ShardsReply): SlotMap;
+  /** A map from a `CLUSTER SLOTS` reply (e.g. node-redis `await client.clusterSlots()`). */
+  static fromSlots(reply: SlotsReply): SlotMap;
   addMaster(address: Address, options?: { id?: string }): number;
-  addReplica(master: number, address: Address, options?: { id?: string }): number;
-  setHealth(node: number, health: string): this;
-  assign(start: number, end: number, node: number): this;
-  unassign(start: number, end: number): this;
-  slotOwner(slot: number): number | null;
-  nodeForSlot(slot: number): ClusterNode | null;
+  addReplica(master: Int, address: Address, options?: { id?: string }): number;
+  setHealth(node: Int, health: string): this;
+  assign(start: Int, end: Int, node: Int): this;
+  unassign(start: Int, end: Int): this;
+  slotOwner(slot: Int): number | null;
+  nodeForSlot(slot: Int): ClusterNode | null;
   nodeForKey(key: Key): ClusterNode | null;
   lookup<K extends Key>(key: K): { key: K; tag: K; slot: number; node: ClusterNode | null };
   /** Owner index per key; 0xFFFFFFFF for an unassigned slot. */
@@ -213,12 +299,12 @@ export class SlotMap {
   readonly unassignedCount: number;
   readonly isComplete: boolean;
   readonly size: number;
-  node(index: number): ClusterNode;
+  node(index: Int): ClusterNode;
   nodes(): ClusterNode[];
   findId(id: string): number | null;
   applyRedirect(message: string, currentHost?: string): Redirect;
   /** weights: [[nodeIndex, weight], ...], a Map, or {nodeIdOrNameOrAddress: weight}; weight 0 drains. */
-  plan(weights: ReadonlyArray<readonly [number | string, number]> | ReadonlyMap<number | string, number> | Readonly<Record<string, number>>): ReshardPlan;
+  plan(weights: ReadonlyArray<readonly [number | string, Int]> | ReadonlyMap<number | string, Int> | Readonly<Record<string, Int>>): ReshardPlan;
   applyPlan(plan: ReshardPlan): this;
   clone(): SlotMap;
   free(): void;
@@ -229,8 +315,11 @@ export interface Script {
   text: string;
   sha1: string;
   numKeys: number;
+  /** One line on what the script does. */
+  summary: string;
 }
-export const SCRIPTS: Readonly<Record<'least-used' | 'seed' | 'remove' | 'restore', Script>>;
+/** Every Lua script keyroute runs (core's SCRIPTS): EVALSHA them with node-redis. */
+export const SCRIPTS: Readonly<Record<'least-used' | 'seed' | 'remove' | 'restore' | 'lease-acquire' | 'lease-release' | 'lease-reclaim', Script>>;
 /** Picks the lowest score (ties: byte-wise smallest member) and increments it: EVALSHA it with 1 key. */
 export const LEAST_USED_SCRIPT: string;
 export const LEAST_USED_SHA1: string;
@@ -238,12 +327,13 @@ export const LEAST_USED_SHA1: string;
 /** The least-used pool in memory, answering as the scripts do on Redis. Counts are assignments. */
 export class Pool {
   constructor();
-  seed(members: Iterable<Key>, options?: { initial?: number; overwrite?: boolean }): number;
+  seed(members: Iterable<Key>, options?: { initial?: Int; overwrite?: boolean }): number;
   /** The least-used member, count incremented; null when the pool is empty: make no request. */
   pick(): string | null;
   pickBytes(): Uint8Array | null;
-  pickMany(n: number): string[];
-  pickManyBytes(n: number): Uint8Array[];
+  /** `n` picks (at most LIMITS.picksPerCall); a member that is not UTF-8 is BAD_UTF8 (use pickManyBytes). */
+  pickMany(n: Int): string[];
+  pickManyBytes(n: Int): Uint8Array[];
   remove(member: Key): number | null;
   restore(member: Key, mode?: 'at_minimum' | 'keep'): number;
   count(member: Key): number | null;
@@ -259,10 +349,12 @@ export class Pool {
 }
 
 declare const api: {
-  Ring: typeof Ring; diff: typeof diff; PROFILES: typeof PROFILES;
-  keySlot: typeof keySlot; keySlots: typeof keySlots; hashTag: typeof hashTag; SLOT_COUNT: typeof SLOT_COUNT;
+  Ring: typeof Ring; diff: typeof diff; parseNodes: typeof parseNodes; parseWeights: typeof parseWeights;
+  PROFILES: typeof PROFILES; keySlot: typeof keySlot; keySlots: typeof keySlots; groupBySlot: typeof groupBySlot;
+  hashTag: typeof hashTag; sideKey: typeof sideKey; SLOT_COUNT: typeof SLOT_COUNT;
   SlotMap: typeof SlotMap; ReshardPlan: typeof ReshardPlan; Pool: typeof Pool;
   SCRIPTS: typeof SCRIPTS; LEAST_USED_SCRIPT: typeof LEAST_USED_SCRIPT; LEAST_USED_SHA1: typeof LEAST_USED_SHA1;
+  ERROR_CODES: typeof ERROR_CODES; LIMITS: typeof LIMITS; liveHandles: typeof liveHandles;
 };
 export type Api = typeof api;
 

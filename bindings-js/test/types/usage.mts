@@ -1,6 +1,6 @@
 // Compiled by types.test.mjs with tsc --noEmit: the .d.ts must accept real usage and
 // reject misuse (the @ts-expect-error lines).
-import init, { Ring, diff, keySlot, keySlots, hashTag, SlotMap, Pool, LEAST_USED_SCRIPT, SCRIPTS, PROFILES, type KeyrouteError, type RingDiff } from 'keyroute';
+import init, { Ring, diff, keySlot, keySlots, groupBySlot, hashTag, sideKey, parseNodes, parseWeights, SlotMap, Pool, LEAST_USED_SCRIPT, SCRIPTS, PROFILES, ERROR_CODES, LIMITS, liveHandles, type KeyrouteError, type RingDiff, type ErrorCode } from 'keyroute';
 
 const api = await init();
 const ring: Ring = new api.Ring({ a: 1, b: 2 }, { profile: 'libketama', defaultPort: null });
@@ -32,9 +32,22 @@ const script: string = LEAST_USED_SCRIPT + SCRIPTS['least-used'].sha1 + PROFILES
 try {
   new Ring(['a', 'a']);
 } catch (e) {
-  const code: string = (e as KeyrouteError).code;
-  void code;
+  const code: ErrorCode = (e as KeyrouteError).code;
+  const number: number = ERROR_CODES[code];
+  void [code, number];
 }
+const spec: Ring = Ring.fromSpec('10.0.0.1:11211=2, 10.0.0.2:11211', { profile: 'libketama' });
+const fromParsed = new Ring(parseNodes('a=2,b'));
+const groups: { slot: number; indexes: number[] }[] = groupBySlot(['{a}1', '{a}2']);
+const side: string = sideKey('{p}:pool');
+const sideBytes: Uint8Array = sideKey(new Uint8Array([1]));
+const shards = SlotMap.fromShards([{ slots: [0, 16383], nodes: [{ id: 'a', port: 7000, ip: '127.0.0.1', endpoint: '127.0.0.1', role: 'master', health: 'online' }] }]);
+const fromSlots = SlotMap.fromSlots([{ from: 0, to: 16383, master: { host: '127.0.0.1', port: 7000, id: 'a' }, replicas: [] }]);
+map.plan(parseWeights('127.0.0.1:7000=1'));
+const big = new Ring(['a'], { vnodes: 160n });
+const n: number = liveHandles() + LIMITS.batchKeys + big.vnodes + ring.getN('k', 2n).length;
+const ownerAt: string | null = ring.ownerOfHash(0n);
+void [spec, fromParsed, groups, side, sideBytes, shards, fromSlots, n, ownerAt];
 // @ts-expect-error: keys are strings or bytes
 ring.get(42);
 // @ts-expect-error: getN needs a count
