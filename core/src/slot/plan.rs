@@ -159,7 +159,7 @@ impl Plan {
         let floor_sum: usize = targets.iter().map(|t| t.after).sum();
         let mut extra = usize::from(SLOT_COUNT) - floor_sum;
         let mut order: Vec<usize> = (0..targets.len()).filter(|&t| remainders[t] > 0).collect();
-        order.sort_by(|&x, &y| {
+        order.sort_unstable_by(|&x, &y| {
             let keeps = |t: usize| targets[t].before > targets[t].after;
             keeps(y)
                 .cmp(&keeps(x))
