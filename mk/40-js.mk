@@ -18,7 +18,7 @@ DEMO_WEB_PORT ?= 8040
 # Size-minded release build for the .wasm only (wasm32 artifacts do not collide with host
 # builds in the shared target dir): opt-level z (~3 KB gzipped smaller than s, within the
 # speed targets of bench/bench.mjs; 3 adds ~15 KB), fat LTO, one codegen unit, no debug
-# info. The .wasm budget is 60 KB gzipped (bench-js reports it).
+# info. The .wasm budget is bindings-js/package.json config.wasmGzipBudget (test/size.test.mjs).
 JS_CARGO_ENV := CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=true \
                 CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_DEBUG=0 \
                 CARGO_PROFILE_RELEASE_PANIC=abort

@@ -3,8 +3,9 @@
 //
 // Writes build/bench/js.json (every row: what it measures, wall-clock ns per key of
 // keyroute and of the peer, their ratio, whether both give the same answers) and
-// build/bench/js.md (the same rows as the Markdown table the README shows), so the README
-// is generated from one recorded run rather than typed.
+// build/bench/js.md (the same rows as a Markdown table), and puts that table into
+// README.md between its `bench:js` markers: the README is generated from one recorded run
+// rather than typed.
 //
 // Rows: like for like (keyroute's node-hashring profile vs npm hashring: identical
 // answers, checked on every key before timing), and keyroute's other profiles vs the same
@@ -93,7 +94,8 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 
 const wasmBytes = readFileSync(join(pkg, 'dist', 'web', 'keyroute_js_bg.wasm'));
-const size = { wasmBytes: wasmBytes.length, gzipBytes: gzipSync(wasmBytes, { level: 9 }).length, budgetBytes: 60000 };
+const budgetBytes = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).config.wasmGzipBudget;
+const size = { wasmBytes: wasmBytes.length, gzipBytes: gzipSync(wasmBytes, { level: 9 }).length, budgetBytes };
 
 const side = (id) => ({ name: cases[id].name, nsPerKey: cases[id].nsPerKey, rounds: cases[id].rounds });
 function row(id, what, ours, peer, sameAnswers, note) {
@@ -140,4 +142,15 @@ mkdirSync(out, { recursive: true });
 writeFileSync(join(out, 'js.json'), `${JSON.stringify(run, null, 2)}\n`);
 writeFileSync(join(out, 'js.md'), `${md}\n`);
 console.log(`wrote ${join(out, 'js.json')} and js.md`);
+
+// The README's table is this run's, between its markers.
+const readme = join(pkg, 'README.md');
+const text = readFileSync(readme, 'utf8');
+const start = text.indexOf('<!-- bench:js');
+const end = text.indexOf('<!-- /bench:js -->');
+if (start >= 0 && end > start) {
+  const open = text.indexOf('-->', start) + 3;
+  writeFileSync(readme, `${text.slice(0, open)}\n${md}\n${text.slice(end)}`);
+  console.log(`updated the table in ${readme}`);
+}
 if (sink === 0.5) console.log(sink);
