@@ -789,11 +789,19 @@ export function createApi(wasm, scripts) {
         let port;
         let id;
         let meta;
-        if (Array.isArray(n)) [endpoint, port, id, meta] = n;
-        else if (n && typeof n === 'object') ({ host: endpoint = n.endpoint, port, id, ip: meta } = n);
-        else fail('BAD_TYPE', `${at} must be [host, port, id] or {host, port, id}, not ${describe(n)}`);
-        const ip = meta && typeof meta === 'object' ? field(meta, 'ip') : meta;
-        const hostname = meta && typeof meta === 'object' ? field(meta, 'hostname') : n.hostname;
+        let ip;
+        let hostname;
+        if (Array.isArray(n)) {
+          [endpoint, port, id, meta] = n;
+          if (meta && typeof meta === 'object') {
+            ip = field(meta, 'ip');
+            hostname = field(meta, 'hostname');
+          }
+        } else if (n && typeof n === 'object') {
+          // node-redis 4+: {host, port, id}; @redis/client 1.x: {ip, port, id}.
+          ({ port, id, ip, hostname } = n);
+          endpoint = n.host ?? n.endpoint ?? n.ip;
+        } else fail('BAD_TYPE', `${at} must be [host, port, id] or {host, port, id}, not ${describe(n)}`);
         strings.push(replyText(endpoint, `the host of ${at}`), replyText(id, `the id of ${at}`), replyText(ip, `the ip of ${at}`), replyText(hostname, `the hostname of ${at}`));
         ports.push(replyNumber(port, `the port of ${at}`));
       };
