@@ -8,6 +8,12 @@
 export type Key = string | Uint8Array;
 
 /**
+ * A list of keys: an array, a Set or any other iterable object — never a string (a
+ * string is one key; passing it where a list is meant is BAD_TYPE).
+ */
+export type Keys = Iterable<Key> & object;
+
+/**
  * Error codes carried by thrown errors in `error.code`: the names of core's ErrorCode
  * (docs/errors.md), the same in every language. `ERROR_CODES` maps each to its number.
  */
@@ -75,7 +81,7 @@ export interface RingOptions {
  * text goes through `Ring.fromSpec` / `parseNodes`.
  */
 export type Nodes =
-  | Iterable<string | readonly [string, Int] | { name: string; weight?: Int }>
+  | (Iterable<string | readonly [string, Int] | { name: string; weight?: Int }> & object)
   | Readonly<Record<string, Int>>
   | ReadonlyMap<string, Int>;
 
@@ -167,9 +173,9 @@ export class Ring {
   /** Up to n distinct nodes walking clockwise: the owner, then the replicas. */
   getN(key: Key, n: Int): string[];
   /** The owner of each key, crossing into wasm once. */
-  getMany(keys: Iterable<Key>): (string | null)[];
+  getMany(keys: Keys): (string | null)[];
   /** The owner index (into `names`) of each key; -1 on an empty ring. */
-  getManyIndexes(keys: Iterable<Key>): Int32Array;
+  getManyIndexes(keys: Keys): Int32Array;
   hashKey(key: Key): bigint;
   /** The node owning circle position `hash` (below 2**bits); null on an empty ring. */
   ownerOfHash(hash: bigint | number): string | null;
@@ -193,9 +199,9 @@ export const PROFILES: readonly ProfileName[];
 /** `crc16_xmodem(hashTag(key)) & 16383`, exactly as Redis Cluster. */
 export function keySlot(key: Key): number;
 /** The slot of every key, crossing into wasm once. */
-export function keySlots(keys: Iterable<Key>): Uint16Array;
+export function keySlots(keys: Keys): Uint16Array;
 /** Keys grouped by slot (ascending), each group's indexes into `keys` in input order: split a multi-key command along them. */
-export function groupBySlot(keys: Iterable<Key>): { slot: number; indexes: number[] }[];
+export function groupBySlot(keys: Keys): { slot: number; indexes: number[] }[];
 /** The side key a least-used pool on Redis keeps removed members' counts in (same type as its input). */
 export function sideKey(poolKey: string): string;
 export function sideKey(poolKey: Uint8Array): Uint8Array;
@@ -291,7 +297,7 @@ export class SlotMap {
   nodeForKey(key: Key): ClusterNode | null;
   lookup<K extends Key>(key: K): { key: K; tag: K; slot: number; node: ClusterNode | null };
   /** Owner index per key; 0xFFFFFFFF for an unassigned slot. */
-  ownersOfKeys(keys: Iterable<Key>): Uint32Array;
+  ownersOfKeys(keys: Keys): Uint32Array;
   /** Owner index of all 16384 slots; 0xFFFF for unassigned. */
   owners(): Uint16Array;
   slotCounts(): Uint32Array;
@@ -327,7 +333,7 @@ export const LEAST_USED_SHA1: string;
 /** The least-used pool in memory, answering as the scripts do on Redis. Counts are assignments. */
 export class Pool {
   constructor();
-  seed(members: Iterable<Key>, options?: { initial?: Int; overwrite?: boolean }): number;
+  seed(members: Keys, options?: { initial?: Int; overwrite?: boolean }): number;
   /** The least-used member, count incremented; null when the pool is empty: make no request. */
   pick(): string | null;
   pickBytes(): Uint8Array | null;

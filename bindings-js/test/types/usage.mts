@@ -50,6 +50,12 @@ const ownerAt: string | null = ring.ownerOfHash(0n);
 void [spec, fromParsed, groups, side, sideBytes, shards, fromSlots, n, ownerAt];
 // @ts-expect-error: keys are strings or bytes
 ring.get(42);
+// @ts-expect-error: a string is one key, not a list of keys
+keySlots('foo');
+// @ts-expect-error: a string is not a node list (Ring.fromSpec reads one)
+new Ring('abc');
+// @ts-expect-error: members are a list
+pool.seed('proxy-1');
 // @ts-expect-error: getN needs a count
 ring.getN('k');
 // @ts-expect-error: plans only come from SlotMap.plan
