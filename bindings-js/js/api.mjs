@@ -1033,30 +1033,33 @@ export function createApi(wasm, scripts) {
       return guard(() => h.seedPacked(data, ends, initial, overwrite));
     }
 
-    /** The least-used member (count incremented), or null: then make no request. */
+    /**
+     * The least-used member (count incremented), or null: then make no request. BAD_UTF8,
+     * picking nothing, while the pool holds a member that is not UTF-8 (use pickBytes).
+     */
     pick() {
-      const b = this.#h.pick();
+      const b = this.#h.pick(true);
       return b === undefined ? null : decode(b);
     }
 
     /** As pick(), as bytes. */
     pickBytes() {
-      const b = this.#h.pick();
+      const b = this.#h.pick(false);
       return b === undefined ? null : b;
     }
 
     /** `n` picks in a row (empty only when the pool is empty); at most LIMITS.picksPerCall. */
     pickMany(n) {
-      return this.#picks(n, unpackStrings);
+      return this.#picks(n, true, unpackStrings);
     }
 
     pickManyBytes(n) {
-      return this.#picks(n, unpackBytes);
+      return this.#picks(n, false, unpackBytes);
     }
 
-    #picks(n, unpack) {
+    #picks(n, text, unpack) {
       const h = this.#h;
-      const b = guard(() => h.pickManyPacked(int(n, 'pickMany: n')));
+      const b = guard(() => h.pickManyPacked(int(n, 'pickMany: n'), text));
       try {
         return guard(() => unpack(b));
       } finally {

@@ -31,7 +31,28 @@ pub struct RawPool {
     /// At least the length of the longest member (never lowered on remove): sizes the
     /// output of `pickMany` before it picks.
     longest: usize,
+    /// Whether a member is not UTF-8: then the string picks (`pick()`, `pickMany()`) are
+    /// refused before they pick, and the bytes picks serve.
+    binary: bool,
     _live: Live,
+}
+
+fn is_text(member: &[u8]) -> bool {
+    core::str::from_utf8(member).is_ok()
+}
+
+impl RawPool {
+    /// Refuses a pick meant to return text when a member is not UTF-8 (nothing is picked).
+    fn text_picks(&self, text: bool) -> Result<(), JsError> {
+        if text && self.binary {
+            return Err(JsError::new(
+                ErrorCode::BadUtf8,
+                "this pool holds a member that is not UTF-8 text, so a pick could not be \
+                 returned as a string; nothing was picked: use pickBytes() / pickManyBytes()",
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[wasm_bindgen]
@@ -54,22 +75,27 @@ impl RawPool {
         let initial = checked_initial(initial)?;
         let members = unpack(data, ends)?;
         let longest = members.iter().map(|m| m.len()).max().unwrap_or(0);
+        let binary = !members.iter().all(|m| is_text(m));
         let added = self.pool.seed(members, initial, overwrite)?;
         self.longest = self.longest.max(longest);
+        self.binary |= binary;
         Ok(added)
     }
 
-    /// Picks the least-used member and increments it; `undefined` when empty.
-    pub fn pick(&mut self) -> Option<Vec<u8>> {
-        self.pool.pick()
+    /// Picks the least-used member and increments it; `undefined` when empty. With
+    /// `text`, refuses (picking nothing) when a member is not UTF-8.
+    pub fn pick(&mut self, text: bool) -> Result<Option<Vec<u8>>, JsError> {
+        self.text_picks(text)?;
+        Ok(self.pool.pick())
     }
 
     /// `n` picks, packed as one buffer. The count is checked (at most
-    /// `MAX_PICKS_PER_CALL`) and the whole answer allocated before the first pick, so a
-    /// refused call changes nothing.
+    /// `MAX_PICKS_PER_CALL`), text picks refused when a member is not UTF-8, and the whole
+    /// answer allocated before the first pick, so a refused call changes nothing.
     #[wasm_bindgen(js_name = pickManyPacked)]
-    pub fn pick_many_packed(&mut self, n: i128) -> Result<RawBatch, JsError> {
+    pub fn pick_many_packed(&mut self, n: i128, text: bool) -> Result<RawBatch, JsError> {
         let n = checked_picks(n)?;
+        self.text_picks(text)?;
         let n = if self.pool.is_empty() { 0 } else { n };
         let mut b = RawBatch::default();
         let data = (n as u64).saturating_mul(self.longest as u64);
@@ -95,7 +121,11 @@ impl RawPool {
 
     /// Removes a member; its count, or `-1` when it was not in the pool.
     pub fn remove(&mut self, member: &[u8]) -> f64 {
-        self.pool.remove(member).map_or(-1.0, |c| c as f64)
+        let count = self.pool.remove(member).map_or(-1.0, |c| c as f64);
+        if self.binary && !is_text(member) {
+            self.binary = self.pool.counts().any(|(m, _)| !is_text(m));
+        }
+        count
     }
 
     /// Restores a member (`keep` or `at_minimum`); its count afterwards.
@@ -103,6 +133,7 @@ impl RawPool {
         let mode: Restore = mode.parse()?;
         let count = self.pool.restore(member, mode)?;
         self.longest = self.longest.max(member.len());
+        self.binary |= !is_text(member);
         Ok(count as f64)
     }
 

@@ -149,10 +149,16 @@ test('lone surrogates are BAD_UTF8 everywhere a string enters, never U+FFFD', ()
   const emoji = 'user:\u{1F600}';
   assert.equal(ring.get(emoji), ring.get(new TextEncoder().encode(emoji)));
   assert.equal(keySlot(emoji), keySlot(new TextEncoder().encode(emoji)));
-  // A member that is not UTF-8 comes back as BAD_UTF8 from the string methods.
-  pool.seed([Uint8Array.of(0xff)]);
+  // A member that is not UTF-8: the string methods are BAD_UTF8 and pick nothing; the
+  // bytes methods serve.
+  pool.seed(['ok', Uint8Array.of(0xff)]);
   refuses(() => pool.counts(), 'BAD_UTF8', /Bytes/);
-  assert.deepEqual(pool.countsBytes(), [[Uint8Array.of(0xff), 0]]);
+  refuses(() => pool.pick(), 'BAD_UTF8', /nothing was picked/);
+  refuses(() => pool.pickMany(3), 'BAD_UTF8');
+  assert.deepEqual(pool.countsBytes(), [[new TextEncoder().encode('ok'), 0], [Uint8Array.of(0xff), 0]]);
+  assert.deepEqual(pool.pickBytes(), new TextEncoder().encode('ok'));
+  assert.equal(pool.remove(Uint8Array.of(0xff)), 0);
+  assert.equal(pool.pick(), 'ok', 'text picks again once the binary member is gone');
 });
 
 test('messages show what was given: initial 1e300, weight "3"', () => {
