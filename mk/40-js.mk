@@ -56,6 +56,7 @@ build-js: setup-js-rust setup-js-npm
 lint-js: setup-js-rust
 	$(CARGO) fmt -p keyroute-js --check
 	$(CARGO) clippy -p keyroute-js --target wasm32-unknown-unknown -- -D warnings
+	$(CARGO) clippy -p keyroute-js --example scripts -- -D warnings
 
 pack-js: build-js
 	mkdir -p $(BUILD)
