@@ -16,7 +16,7 @@ import { gzipSync } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { Ring, keySlot, keySlots } from 'keyroute';
 
 const require = createRequire(import.meta.url);
@@ -121,6 +121,7 @@ const run = {
   node: process.version,
   cpu: cpus()[0]?.model || 'unknown',
   cpus: cpus().length,
+  loadAverage: loadavg(),
   date: new Date().toISOString(),
   size,
   rows,
@@ -131,7 +132,7 @@ const md = [
   '|---|---:|---|---:|---:|---|',
   ...rows.map((r) => `| ${r.what} | ${r.keyroute.nsPerKey.toFixed(1)} | ${r.peer.name} | ${r.peer.nsPerKey.toFixed(1)} | ${r.ratio.toFixed(2)}× faster | ${r.sameAnswers ? 'yes' : 'no'}: ${r.note} |`),
   '',
-  `.wasm: ${size.wasmBytes} bytes, ${size.gzipBytes} gzipped (budget ${size.budgetBytes}). Node ${process.version}, ${run.cpu}.`,
+  `.wasm: ${size.wasmBytes} bytes, ${size.gzipBytes} gzipped (budget ${size.budgetBytes}). Node ${process.version}, ${run.cpu} × ${run.cpus}, load average ${run.loadAverage[0].toFixed(1)} at the start.`,
 ].join('\n');
 
 console.log(`keyroute bench: ${N} unique keys, best of ${ROUNDS} interleaved rounds, wall clock, node ${process.version}`);
