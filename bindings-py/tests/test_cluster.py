@@ -45,9 +45,14 @@ def _cluster_port() -> int:
     raise RuntimeError("no free port pair")
 
 
+def _text(v: object) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
 class Cluster:
     def __init__(self, tmp: Path, masters: int = 3) -> None:
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.last_info = ""
         self.ports: list[int] = []
         exe = shutil.which("redis-server")
         cli = shutil.which("redis-cli")
@@ -80,14 +85,15 @@ class Cluster:
             raise
 
     def _ok(self, port: int) -> bool:
-        info = redis.Redis(port=port, socket_timeout=2).cluster("INFO")
-        text = info.decode() if isinstance(info, bytes) else str(info)
+        info = redis.Redis(port=port, socket_timeout=2).execute_command("CLUSTER", "INFO")
         if isinstance(info, dict):
-            return info.get("cluster_state") == "ok" and int(info["cluster_known_nodes"]) == len(self.ports)
+            text = "\n".join(f"{_text(k)}:{_text(v)}" for k, v in info.items())
+        else:
+            text = _text(info)
+        self.last_info = text
         return "cluster_state:ok" in text and f"cluster_known_nodes:{len(self.ports)}" in text
 
-    @staticmethod
-    def _wait(ready: object, timeout: float = 30) -> None:
+    def _wait(self, ready: object, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         last: BaseException | None = None
         while time.monotonic() < deadline:
@@ -97,7 +103,7 @@ class Cluster:
             except (redis.RedisError, OSError) as e:
                 last = e
             time.sleep(0.05)
-        raise TimeoutError(f"cluster not ready: {last}")
+        raise TimeoutError(f"cluster not ready: {last}; CLUSTER INFO: {self.last_info!r}")
 
     def stop(self) -> None:
         for proc in self.procs:

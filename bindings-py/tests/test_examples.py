@@ -52,3 +52,27 @@ def test_tour_example_runs() -> None:
     )
     assert run.returncode == 0, run.stderr
     assert "test -> 127.0.0.1:11211" in run.stdout
+
+
+def test_bench_writes_its_report(tmp_path: Path) -> None:
+    """bench.py records its figures as JSON (a smoke run: one round, no speed asserted)."""
+    import json
+
+    out = tmp_path / "python.json"
+    bench = Path(__file__).resolve().parents[1] / "bench" / "bench.py"
+    run = subprocess.run(
+        [sys.executable, str(bench), "--rounds", "1", "--repeat", "1", "--json", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads(out.read_text())
+    assert report["keyroute"] == keyroute.__version__ and report["peers"]["uhashring"]
+    rows = report["rows"]
+    assert all(r["clock"] in ("cpu", "wall") and r["keyroute_ns"] > 0 for r in rows)
+    by_name = {(r["name"], r["clock"]): r for r in rows}
+    like = by_name[("Ring.get uhashring profile vs uhashring", "cpu")]
+    assert like["like_for_like"] is True and like["peer_ns"] > 0 and like["ratio"] > 0
+    # Computed by the bench from the answers (equal weights: libketama agrees too).
+    assert isinstance(by_name[("Ring.get libketama vs uhashring get_node", "cpu")]["like_for_like"], bool)
+    assert ("LeastUsed.pick vs redis-py register_script", "wall") in by_name
+    assert ("LeastUsed.pick vs redis-py register_script", "cpu") in by_name

@@ -527,6 +527,49 @@ def test_errors(server: Server, key: str) -> None:
         keyroute.Lease("a", -1, 0)
 
 
+def test_a_peer_that_is_not_redis_is_a_protocol_error(key: str) -> None:
+    """An HTTP server where Redis was expected: REDIS_PROTOCOL, with a message that says
+    so (not a parse error of the reply)."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+
+        def answer() -> None:
+            for _ in range(2):
+                conn, _ = listener.accept()
+                with conn:
+                    conn.recv(4096)
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+        t = threading.Thread(target=answer, daemon=True)
+        t.start()
+        with pytest.raises(keyroute.RedisError) as info:
+            keyroute.LeastUsed(f"redis://127.0.0.1:{port}", key, timeout=2).pick()
+        t.join(5)
+    assert info.value.code == "REDIS_PROTOCOL", info.value
+    assert isinstance(info.value, keyroute.RedisProtocolError)
+    assert "Redis server" in str(info.value)
+
+
+def test_a_refused_script_changes_nothing(server: Server, key: str) -> None:
+    """Issue 12: with the side key holding a string, remove/seed/restore answer WRONGTYPE
+    and the pool keeps its members and counts."""
+    r = server.client()
+    lu = keyroute.LeastUsed(server.url, key)
+    lu.seed(["m", "n"])
+    lu.pick_many(3)
+    r.set(lu.side_key, "x")
+    before = r.zrange(key, 0, -1, withscores=True)
+    for call in (lambda: lu.remove("m"), lambda: lu.seed(["a"]),
+                 lambda: lu.seed(["m"], 5, True), lambda: lu.restore("z", "keep")):
+        with pytest.raises(keyroute.RedisWrongTypeError) as info:
+            call()
+        assert info.value.code == "REDIS_WRONGTYPE"
+    assert r.zrange(key, 0, -1, withscores=True) == before
+    assert r.get(lu.side_key) == b"x"
+
+
 # --- leases --------------------------------------------------------------------------
 
 
