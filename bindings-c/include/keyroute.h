@@ -62,10 +62,11 @@
 
 /**
  * The largest `count` of a batch call (`keyroute_key_slots`, `keyroute_ring_get_many`,
- * the seed calls, `keyroute_plan_new`): 2^32. A larger count is refused with
+ * the seed calls, `keyroute_plan_new`): 2^24 = 16,777,216, the same limit in every
+ * language (core's `keys::MAX_KEYS_PER_CALL`). A larger count is refused with
  * `KEYROUTE_TOO_LARGE` before anything is read or allocated.
  */
-#define KEYROUTE_MAX_BATCH 4294967296
+#define KEYROUTE_MAX_BATCH 16777216
 
 /**
  * The result of every fallible call: `KEYROUTE_OK` (0), `KEYROUTE_EMPTY` (1, an answer of
