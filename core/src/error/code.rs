@@ -75,7 +75,7 @@ codes! {
     /// The same node twice.
     DuplicateNode = 15, "DUPLICATE_NODE", "a node is already there";
     /// The node is not there.
-    UnknownNode = 16, "UNKNOWN_NODE", "the node is not on the ring or in the map";
+    UnknownNode = 16, "UNKNOWN_NODE", "the node is not on the ring or in the slot map (or the member is not in the pool)";
     /// The profile name is unknown.
     UnknownProfile = 17, "UNKNOWN_PROFILE", "the profile name is not one keyroute knows";
     /// The ring would hold too many points.
