@@ -109,7 +109,7 @@ fn sequence(h: &mut Harness, seed: u64, base: u64) {
     let sids: Vec<SessionId> = (0..3u8)
         .map(|i| SessionId::new(keys.token(), [i; 16]))
         .collect();
-    let mut models = vec![EntryModel::new(), EntryModel::new(), EntryModel::new()];
+    let mut models = [EntryModel::new(), EntryModel::new(), EntryModel::new()];
     h.state_keys = entries.clone();
     h.state_keys.extend(
         sids.iter()
@@ -117,7 +117,7 @@ fn sequence(h: &mut Harness, seed: u64, base: u64) {
     );
     h.state_keys.push(keys.session_index());
     let mut sessions = SessionModel::new();
-    let mut granted: Vec<u64> = vec![1; 3];
+    let mut granted = [1u64; 3];
     let mut now = base;
     let ops = 4 + rng.below(8);
     let mut log: Vec<String> = Vec::new();
