@@ -307,10 +307,21 @@ impl SmartCache {
                 }
             });
             let stop = stop;
-            let result = loader();
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut *loader));
             drop(stop);
             result
         });
+        let result = match result {
+            Ok(result) => result,
+            Err(panic) => {
+                // Release the lease at once (the error is cached for the negative TTL),
+                // then let the panic go on to the caller.
+                bump(&self.counters.backend_calls);
+                bump(&self.counters.backend_errors);
+                self.abandon(entry, fence, "LOADER_PANIC", "the loader panicked");
+                std::panic::resume_unwind(panic);
+            }
+        };
         bump(&self.counters.backend_calls);
         let load_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let value = match result {

@@ -211,35 +211,20 @@ impl Subscription<'_> {
 }
 
 impl Drop for Subscription<'_> {
+    /// Unsubscribes without waiting for the confirmation (a hung server must not hold the
+    /// caller) and pools the connection: its next user skips whatever frames come before
+    /// its own confirmation, and ignores messages of other channels.
     fn drop(&mut self) {
         let (Some(mut conn), Some(addr)) = (self.conn.take(), self.addr.take()) else {
             return;
         };
-        let (verb, want): (&[u8], &[u8]) = if self.shard {
-            (b"SUNSUBSCRIBE", b"sunsubscribe")
+        let verb: &[u8] = if self.shard {
+            b"SUNSUBSCRIBE"
         } else {
-            (b"UNSUBSCRIBE", b"unsubscribe")
+            b"UNSUBSCRIBE"
         };
-        if conn.send(&[verb, &self.channel]).is_err() {
-            return;
-        }
-        let until = Instant::now() + CONFIRM;
-        loop {
-            match conn.read(until) {
-                Ok(Some(frame)) => match frame.strings() {
-                    Some(s) if s.len() == 3 && s[0] == want && s[1] == self.channel.as_slice() => {
-                        // Back in the pool only when no channel is left on it.
-                        if matches!(frame, Frame::Array(Some(ref items)) if items.get(2) == Some(&Frame::Int(0)))
-                        {
-                            self.wakeups.put(&addr, conn);
-                        }
-                        return;
-                    }
-                    Some(_) => {}
-                    None => return,
-                },
-                _ => return,
-            }
+        if conn.send(&[verb, &self.channel]).is_ok() {
+            self.wakeups.put(&addr, conn);
         }
     }
 }
