@@ -7,16 +7,15 @@ local xe = type(ARGV[3]) == 'string' and string.find(ARGV[3], '^%d+%.?%d*$') and
 if #KEYS ~= 1 or #ARGV < 4 or #ARGV > 5 or not lease or lease < 1 or #owner > 256 or not xe or xe > 1000000 or (stale ~= '0' and stale ~= '1') or (now and now ~= '' and not ms(now)) or not string.find(k, '^kr:{c:[^{}]+}:e:[^{}]+$') then
   return redis.error_reply('ERR keyroute sc-get: needs KEYS entry (kr:{c:T}:e:<kind>) and ARGV lease_ms (1..2^48), owner (at most 256 bytes), xfetch_e (decimal >= 0, 0 = off), allow_stale (0 or 1)[, now_ms]')
 end
-local t = redis.call('TYPE', k).ok
-if t ~= 'none' and t ~= 'hash' then
-  return redis.error_reply('WRONGTYPE keyroute sc-get: ' .. k .. ' holds a ' .. t .. ', not a hash; nothing was changed')
-end
 if now and now ~= '' then now = ms(now) else
   local tm = redis.call('TIME')
   now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
 end
 local function s(n) return string.format('%d', n) end
-local h = redis.call('HMGET', k, 'v', 'ver', 'sx', 'd', 'st', 'lx', 'f', 'e', 'em', 'ex', 'hx')
+local h = redis.pcall('HMGET', k, 'v', 'ver', 'sx', 'd', 'st', 'lx', 'f', 'e', 'em', 'ex', 'hx')
+if h.err then
+  return redis.error_reply('WRONGTYPE keyroute sc-get: ' .. k .. ' does not hold a hash; nothing was changed')
+end
 if h[11] and tonumber(h[11]) <= now then redis.call('DEL', k); h = {} end
 local v, ver, sx, d = h[1], tonumber(h[2] or 0), tonumber(h[3] or 0), tonumber(h[4] or 0)
 local lx, f, ex, hx = tonumber(h[6] or 0), tonumber(h[7] or 0), tonumber(h[10] or 0), tonumber(h[11] or 0)
