@@ -49,6 +49,14 @@ impl LeaseState {
 }
 
 /// The fields of an entry hash (see the module docs); `None` is an absent field.
+///
+/// ```
+/// use keyroute::cache::{EntryModel, LeaseState};
+/// let mut m = EntryModel::new();
+/// m.get(10, 100, b"me", 0.0, false);
+/// let e = m.entry().expect("leased");
+/// assert_eq!((e.st, e.f, e.lx, e.hx), (Some(LeaseState::Updating), Some(10), Some(110), Some(210)));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 #[allow(missing_docs)]
 pub struct Entry {

@@ -21,8 +21,16 @@ pub struct PollSchedule {
 
 impl PollSchedule {
     /// The first wait.
+    ///
+    /// ```
+    /// assert_eq!(keyroute::cache::PollSchedule::FIRST_MS, 10);
+    /// ```
     pub const FIRST_MS: u64 = 10;
     /// The longest wait.
+    ///
+    /// ```
+    /// assert_eq!(keyroute::cache::PollSchedule::MAX_MS, 200);
+    /// ```
     pub const MAX_MS: u64 = 200;
 
     /// A schedule at its first step.

@@ -26,6 +26,10 @@ pub struct SessionId([u8; SessionId::LEN]);
 
 impl SessionId {
     /// The length of a session id: 26 + 1 + 26.
+    ///
+    /// ```
+    /// assert_eq!(keyroute::cache::SessionId::LEN, 53);
+    /// ```
     pub const LEN: usize = 2 * base32::LEN + 1;
 
     /// The session id of `token` with the random bytes `random`.

@@ -15,6 +15,12 @@ use alloc::vec::Vec;
 use super::reply::{CreateReply, Touch};
 
 /// A stored session (see the module docs).
+///
+/// ```
+/// let mut m = keyroute::cache::SessionModel::new();
+/// m.create(5, b"t.a", b"c1", b"v1", 100, 0, b"{}");
+/// assert_eq!(m.session(b"t.a").map(|s| s.expires_at), Some(105));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Session {
     /// `c`: the client id.

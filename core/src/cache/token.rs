@@ -29,6 +29,10 @@ pub struct TokenKey([u8; 16]);
 
 impl TokenKey {
     /// The documented default key: the ASCII bytes of `keyroute-cache-1`.
+    ///
+    /// ```
+    /// assert_eq!(keyroute::cache::TokenKey::DEFAULT, keyroute::cache::TokenKey::default());
+    /// ```
     pub const DEFAULT: TokenKey = TokenKey(*b"keyroute-cache-1");
 
     /// A key of your own (keep it secret to keep client ids unguessable from key names).
@@ -85,6 +89,10 @@ pub struct ClientToken([u8; base32::LEN]);
 
 impl ClientToken {
     /// The number of characters of a token.
+    ///
+    /// ```
+    /// assert_eq!(keyroute::cache::ClientToken::LEN, 26);
+    /// ```
     pub const LEN: usize = base32::LEN;
 
     /// The token of `client_id` under `key`.

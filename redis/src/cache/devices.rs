@@ -25,6 +25,13 @@ pub struct Devices {
 
 impl Devices {
     /// Bindings on `store`.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let devices = keyroute_redis::cache::Devices::new(store);
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn new(store: Store) -> Devices {
         Devices { store }
     }
@@ -34,6 +41,14 @@ impl Devices {
     /// # Errors
     /// A bad device id (`BAD_DEVICE_ID`) or client id (`BAD_CLIENT_ID`), a TTL out of
     /// range (`BAD_TTL`); a Redis error.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let devices = keyroute_redis::cache::Devices::new(store);
+    /// devices.bind("ios-7F3A", "client-42", std::time::Duration::from_secs(7776000))?;
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn bind(
         &self,
         device: impl AsRef<[u8]>,
@@ -54,6 +69,14 @@ impl Devices {
     ///
     /// # Errors
     /// A bad device id (`BAD_DEVICE_ID`); a Redis error.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let devices = keyroute_redis::cache::Devices::new(store);
+    /// if let Some(client) = devices.client_of("ios-7F3A")? { /* warm its kinds */ }
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn client_of(&self, device: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         let key = device_key(device.as_ref())?;
         self.store.query(&key, redis::cmd("GET").arg(&key))

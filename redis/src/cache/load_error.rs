@@ -23,6 +23,11 @@ pub struct LoadError {
 impl LoadError {
     /// A failure with `code` (1 to 64 bytes; empty becomes `BACKEND_ERROR`, longer is cut)
     /// and `message` (cut to 1024 bytes).
+    ///
+    /// ```
+    /// let err = keyroute_redis::cache::LoadError::new("E_CORE", "x".repeat(5000));
+    /// assert_eq!(err.message().len(), 1024);
+    /// ```
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
         let mut code = code.into();
         if code.is_empty() {
@@ -51,11 +56,19 @@ impl LoadError {
     }
 
     /// The code.
+    ///
+    /// ```
+    /// assert_eq!(keyroute_redis::cache::LoadError::new("E1", "m").code(), "E1");
+    /// ```
     pub fn code(&self) -> &str {
         &self.code
     }
 
     /// The message.
+    ///
+    /// ```
+    /// assert_eq!(keyroute_redis::cache::LoadError::new("E1", "m").message(), "m");
+    /// ```
     pub fn message(&self) -> &str {
         &self.message
     }

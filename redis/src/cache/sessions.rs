@@ -46,6 +46,15 @@ impl Default for SessionConfig {
 }
 
 /// A session just created.
+///
+/// ```no_run
+/// use keyroute_redis::cache::Store;
+/// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+/// let sessions = keyroute_redis::cache::Sessions::new(store, Default::default())?;
+/// let new = sessions.create("client-42", "app-2.14", b"{}")?;
+/// println!("{} until {}", new.id, new.expires_at);
+/// # Ok::<(), keyroute_redis::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NewSession {
     /// Its id (`T.R`): give it to the client; it is the session's only secret.
@@ -83,6 +92,14 @@ impl Sessions {
     ///
     /// # Errors
     /// A TTL or max age out of range (`BAD_TTL`), a bad maximum data size.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let config = keyroute_redis::cache::SessionConfig { max_age: Some(std::time::Duration::from_secs(43200)), ..Default::default() };
+    /// let sessions = keyroute_redis::cache::Sessions::new(store, config)?;
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn new(store: Store, config: SessionConfig) -> Result<Sessions> {
         keyroute::cache::checked_max_value_len(config.max_data_len)?;
         let ttl_ms = ms("ttl", config.ttl, 1)?;
@@ -102,6 +119,14 @@ impl Sessions {
     ///
     /// # Errors
     /// A bad client id, a version over 128 bytes, data over the maximum; a Redis error.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let sessions = keyroute_redis::cache::Sessions::new(store, Default::default())?;
+    /// let new = sessions.create("client-42", "app-2.14", b"{\"lang\":\"en\"}")?;
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn create(
         &self,
         client: impl AsRef<[u8]>,
@@ -135,6 +160,15 @@ impl Sessions {
     ///
     /// # Errors
     /// A malformed id (`BAD_SESSION_ID`), a version over 128 bytes; a Redis error.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let sessions = keyroute_redis::cache::Sessions::new(store, Default::default())?;
+    /// let answer = sessions.touch("aaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaa", None)?;
+    /// assert_eq!(answer, keyroute::cache::Touch::Expired);
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn touch(&self, sid: impl AsRef<[u8]>, version: Option<&str>) -> Result<Touch> {
         let id = SessionId::parse(sid.as_ref())?;
         if let Some(v) = version {
@@ -148,6 +182,15 @@ impl Sessions {
     ///
     /// # Errors
     /// A malformed id (`BAD_SESSION_ID`); a Redis error.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let sessions = keyroute_redis::cache::Sessions::new(store, Default::default())?;
+    /// let new = sessions.create("client-42", "v1", b"")?;
+    /// assert!(sessions.destroy(new.id.as_str())?);
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn destroy(&self, sid: impl AsRef<[u8]>) -> Result<bool> {
         let id = SessionId::parse(sid.as_ref())?;
         Ok(decode_flag(
@@ -160,6 +203,14 @@ impl Sessions {
     ///
     /// # Errors
     /// A bad client id; a Redis error.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let sessions = keyroute_redis::cache::Sessions::new(store, Default::default())?;
+    /// for (sid, expires_at) in sessions.list("client-42")? { println!("{sid} {expires_at}"); }
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn list(&self, client: impl AsRef<[u8]>) -> Result<Vec<(SessionId, u64)>> {
         let token = ClientToken::of(client.as_ref(), &self.config.token_key)?;
         let pairs = decode_sessions(self.store.eval(&Call::sess_list(token, None), None)?)?;

@@ -1,7 +1,6 @@
 //! [`SmartCache`]: `get_or_load` with one backend call per cold key across every instance,
 //! `invalidate`, and the counters.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -66,6 +65,14 @@ impl SmartCache {
     ///
     /// # Errors
     /// A configuration value out of range (`BAD_TTL`, `TOO_LARGE`).
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let config = keyroute_redis::cache::CacheConfig { lease: std::time::Duration::from_secs(5), ..Default::default() };
+    /// let cache = keyroute_redis::cache::SmartCache::new(store, config)?;
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn new(store: Store, config: CacheConfig) -> Result<SmartCache> {
         let checked = config.check()?;
         Ok(SmartCache {
@@ -79,16 +86,41 @@ impl SmartCache {
     }
 
     /// The store.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let cache = keyroute_redis::cache::SmartCache::new(store, Default::default())?;
+    /// assert!(!cache.store().is_cluster());
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn store(&self) -> &Store {
         &self.store
     }
 
     /// The configuration.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let cache = keyroute_redis::cache::SmartCache::new(store, Default::default())?;
+    /// assert!(cache.config().serve_stale);
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn config(&self) -> &CacheConfig {
         &self.config
     }
 
     /// What this cache did so far (this process).
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let cache = keyroute_redis::cache::SmartCache::new(store, Default::default())?;
+    /// let s = cache.stats();
+    /// println!("hits {} loads {} waits {}", s.hits, s.backend_calls, s.waits);
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn stats(&self) -> Stats {
         self.counters.snapshot()
     }
@@ -117,6 +149,21 @@ impl SmartCache {
     ///
     /// A loader that runs past the deadline is not interrupted: the call returns when it
     /// does.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let cache = keyroute_redis::cache::SmartCache::new(store, Default::default())?;
+    /// use std::time::{Duration, Instant};
+    /// use keyroute_redis::cache::LoadError;
+    /// let deadline = Instant::now() + Duration::from_secs(5);
+    /// match cache.get_or_load("client-42", "loans", deadline, || Err(LoadError::new("E_CORE", "down"))) {
+    ///     Ok(loans) => { /* serve */ }
+    ///     Err(e) if e.code().as_str() == "BACKEND_ERROR" => { /* the backend failed (maybe cached) */ }
+    ///     Err(e) => { /* CACHE_TIMEOUT, REDIS_* */ }
+    /// }
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn get_or_load<F>(
         &self,
         client: impl AsRef<[u8]>,
@@ -283,10 +330,8 @@ impl SmartCache {
         let c = &self.checked;
         let notify = self.store.notify();
         let started = Instant::now();
-        let lost = AtomicBool::new(false);
         let (stop, stopped) = mpsc::channel::<()>();
         let result = thread::scope(|scope| {
-            let lost = &lost;
             scope.spawn(move || {
                 let every = Duration::from_millis((c.lease_ms / 3).max(1));
                 while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
@@ -297,10 +342,8 @@ impl SmartCache {
                         .map(|v| decode_flag(&v, "sc-extend"))
                     {
                         Ok(Ok(true)) => {}
-                        Ok(_) => {
-                            lost.store(true, Ordering::Relaxed);
-                            return;
-                        }
+                        // Lost (invalidated, or taken over): the fill will be fenced.
+                        Ok(_) => return,
                         // Redis unreachable for now: try again at the next beat.
                         Err(_) => {}
                     }
@@ -374,6 +417,15 @@ impl SmartCache {
     ///
     /// # Errors
     /// A bad client id or kind; a Redis error.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let cache = keyroute_redis::cache::SmartCache::new(store, Default::default())?;
+    /// // The client opened a new card: the next read loads afresh, a load in flight is discarded.
+    /// cache.invalidate("client-42", "cards")?;
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn invalidate(&self, client: impl AsRef<[u8]>, kind: impl AsRef<[u8]>) -> Result<bool> {
         let keys = ClientKeys::new(client.as_ref(), &self.config.token_key)?;
         let entry = keys.entry(kind.as_ref())?;

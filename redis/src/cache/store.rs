@@ -78,6 +78,12 @@ impl Store {
     ///
     /// # Errors
     /// A bad URL, or a server that cannot be reached or refuses the credentials.
+    ///
+    /// ```no_run
+    /// let store = keyroute_redis::cache::Store::standalone("redis://:secret@10.0.0.5:6379/0", Default::default())?;
+    /// assert!(!store.describe().contains("secret"));
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn standalone(url: &str, timeouts: Timeouts) -> Result<Store> {
         let mut con = connect(url, timeouts)?;
         load_scripts(&mut con, &redact(url))?;
@@ -108,6 +114,13 @@ impl Store {
     ///
     /// # Errors
     /// A bad seed, or no seed answering with a topology.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cluster::ClusterConfig;
+    /// let store = keyroute_redis::cache::Store::cluster(&["redis://10.0.0.5:7000", "10.0.0.6:7000"], ClusterConfig::default())?;
+    /// assert!(store.is_cluster());
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn cluster(seeds: &[&str], config: ClusterConfig) -> Result<Store> {
         let client = ClusterClient::connect(seeds, config.clone())?;
         load_everywhere(&client, config.timeouts())?;
@@ -139,11 +152,25 @@ impl Store {
     }
 
     /// Whether it is a Redis Cluster.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// assert!(!store.is_cluster());
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn is_cluster(&self) -> bool {
         matches!(self.inner.target, Target::Cluster { .. })
     }
 
     /// The servers, passwords redacted.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// assert_eq!(store.describe(), "redis://127.0.0.1:6379");
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn describe(&self) -> &str {
         &self.inner.shown
     }

@@ -41,6 +41,18 @@ impl SmartCache {
     /// A bad device id (`BAD_DEVICE_ID`), kind (`BAD_KIND`), more than
     /// [`MAX_WARM_KINDS`](keyroute::cache::MAX_WARM_KINDS) kinds (`TOO_LARGE`), a Redis
     /// error. Loader failures are reported in [`WarmReport::failed`].
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let cache = keyroute_redis::cache::SmartCache::new(store, Default::default())?;
+    /// // At app start, before login:
+    /// let report = cache.warm("ios-7F3A", &["accounts", "cards", "deposits", "loans"], |client, kind| {
+    ///     Ok(format!("{} of {}", String::from_utf8_lossy(kind), String::from_utf8_lossy(client)).into_bytes())
+    /// })?;
+    /// println!("loaded {:?}, skipped {:?}", report.granted, report.skipped);
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn warm<K, F>(&self, device: impl AsRef<[u8]>, kinds: &[K], loader: F) -> Result<WarmReport>
     where
         K: AsRef<[u8]>,
@@ -64,6 +76,14 @@ impl SmartCache {
     ///
     /// # Errors
     /// As [`warm`](Self::warm), with `BAD_CLIENT_ID` for a bad client id.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let cache = keyroute_redis::cache::SmartCache::new(store, Default::default())?;
+    /// let report = cache.warm_client(b"client-42", &["accounts"], |_, _| Ok(b"[]".to_vec()))?;
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
     pub fn warm_client<K, F>(&self, client: &[u8], kinds: &[K], loader: F) -> Result<WarmReport>
     where
         K: AsRef<[u8]>,
