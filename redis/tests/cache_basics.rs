@@ -215,3 +215,87 @@ fn sessions_and_devices() {
         "BAD_DEVICE_ID"
     );
 }
+
+#[test]
+fn a_stale_value_is_served_while_one_caller_refreshes_it() {
+    let server = Server::start();
+    let config = CacheConfig {
+        soft_ttl: Duration::from_millis(200),
+        xfetch_beta: 0.0,
+        ..CacheConfig::default()
+    };
+    let a = Arc::new(SmartCache::new(store(&server), config.clone()).expect("a"));
+    let b = SmartCache::new(store(&server), config).expect("b");
+    a.get_or_load("c1", "cards", soon(), || Ok::<_, LoadError>(b"v1".to_vec()))
+        .expect("v1");
+    thread::sleep(Duration::from_millis(250));
+    let refreshing = {
+        let a = Arc::clone(&a);
+        thread::spawn(move || {
+            a.get_or_load("c1", "cards", soon(), || {
+                thread::sleep(Duration::from_millis(300));
+                Ok::<_, LoadError>(b"v2".to_vec())
+            })
+        })
+    };
+    thread::sleep(Duration::from_millis(50));
+    // Another instance is served the stale value at once, without loading.
+    let started = Instant::now();
+    let stale = b
+        .get_or_load("c1", "cards", soon(), || {
+            Err::<Vec<u8>, _>(LoadError::new("NO", "must not load"))
+        })
+        .expect("stale");
+    assert_eq!(stale, b"v1");
+    assert!(
+        started.elapsed() < Duration::from_millis(100),
+        "{:?}",
+        started.elapsed()
+    );
+    // The refreshing caller gets the fresh value, and so does everyone after.
+    assert_eq!(refreshing.join().expect("thread").expect("v2"), b"v2");
+    assert_eq!(a.stats().refreshes, 1);
+    let fresh = b
+        .get_or_load("c1", "cards", soon(), || {
+            Err::<Vec<u8>, _>(LoadError::new("NO", "must not load"))
+        })
+        .expect("fresh");
+    assert_eq!(fresh, b"v2");
+}
+
+#[test]
+fn session_data_and_versions_are_bounded() {
+    let server = Server::start();
+    let config = SessionConfig {
+        max_data_len: 16,
+        ..SessionConfig::default()
+    };
+    let sessions = Sessions::new(store(&server), config).expect("sessions");
+    let code = |r: keyroute_redis::Result<keyroute_redis::cache::NewSession>| {
+        r.expect_err("refused").code().as_str()
+    };
+    assert_eq!(
+        code(sessions.create("c1", "v1", &[0; 17])),
+        "VALUE_TOO_LARGE"
+    );
+    assert_eq!(
+        code(sessions.create("c1", "v".repeat(129), b"")),
+        "BAD_VERSION"
+    );
+    assert_eq!(code(sessions.create("", "v1", b"")), "BAD_CLIENT_ID");
+    assert!(
+        sessions.list("c1").expect("list").is_empty(),
+        "a refused create stored something"
+    );
+    let bad_ttl = SessionConfig {
+        ttl: Duration::ZERO,
+        ..SessionConfig::default()
+    };
+    assert_eq!(
+        Sessions::new(store(&server), bad_ttl)
+            .expect_err("ttl 0")
+            .code()
+            .as_str(),
+        "BAD_TTL"
+    );
+}
