@@ -48,7 +48,10 @@
 //! partition or right after a failover two loaders may both load (the backend sees a
 //! duplicate call), and only one of them is stored. For fewer duplicates after a failover,
 //! run Redis with `min-replicas-to-write 1` (a master cut off from its replicas refuses
-//! the grant with `NOREPLICAS`) and, optionally, `WAIT 1 <ms>` after a grant.
+//! the grant with `NOREPLICAS`) and, optionally, send `WAIT 1 <ms>` on the same connection
+//! right after a grant (`sc-get` answering refresh or lease, `warm-begin`): the lease then
+//! survives a failover to that replica, so the new master makes the others wait instead of
+//! granting a second lease.
 //!
 //! ```
 //! use keyroute::cache::{Call, ClientKeys, EntryModel, GetReply, TokenKey};

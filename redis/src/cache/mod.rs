@@ -25,10 +25,17 @@
 //! invalidated is rejected, whatever the timing. It does not promise exactly one loader
 //! during a partition or right after a failover (the backend may see a second call). To
 //! narrow that window, run the masters with `min-replicas-to-write 1` (a master cut off
-//! from its replicas refuses the grant) and, if you want, issue `WAIT 1 <ms>` after a grant;
-//! the fence (`max(f + 1, now_ms)`) stays monotonic even when a failover lost the last
-//! increments, as long as the new master's clock is not behind by more than the failover
-//! took.
+//! from its replicas refuses the grant). A client of the scripts can also send
+//! `WAIT 1 <ms>` on the grant's connection so the lease survives a failover; `SmartCache`
+//! does not do that (yet). The fence (`max(f + 1, now_ms)`) stays monotonic even when a
+//! failover lost the last increments, as long as the new master's clock is not behind by
+//! more than the failover took.
+//!
+//! On Cluster, a call's Redis round trips are bounded by the [`ClusterConfig`]
+//! (`io_timeout`, `max_attempts`, back-offs), not by the call's deadline: keep those small
+//! when deadlines are tight.
+//!
+//! [`ClusterConfig`]: crate::cluster::ClusterConfig
 //!
 //! Nothing is started by linking this crate: a [`Store`] opens its connections (and loads
 //! the scripts) when it is made, and a heartbeat thread lives only while a loader runs.
