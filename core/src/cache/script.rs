@@ -21,7 +21,7 @@ pub const SC_GET: Script = Script::new(
     "sc-get",
     "read an entry: hit, refresh (serve and lease), stale, lease (fence, takeover), wait, or cached error (KEYS: entry; ARGV: lease_ms, owner, xfetch_e, allow_stale 0|1[, now_ms])",
     include_str!("sc_get.lua"),
-    "eeb0dca0293342c9c89f057a45e072e48329c736",
+    "8bd4d16a7c5fc5024ef643aed598564343041f8e",
     1,
 );
 
