@@ -251,7 +251,7 @@ impl Store {
         self.with(|conn| match conn {
             Conn::Single { con, .. } => cmd
                 .query(con)
-                .map_err(|e| Error::from_redis(&format!("{:?}", cmd_name(cmd)), &e, None)),
+                .map_err(|e| Error::from_redis(&cmd_name(cmd), &e, None)),
             Conn::Cluster(client) => client.query_key(key, cmd),
         })
     }
