@@ -51,6 +51,20 @@ fn timed(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
     out
 }
 
+/// The server's own time per call of `command` (`INFO commandstats`, µs), since the last
+/// `CONFIG RESETSTAT`.
+fn usec_per_call(con: &mut redis::Connection, command: &str) -> f64 {
+    let info: String = redis::cmd("INFO").arg("commandstats").query(con).unwrap();
+    info.lines()
+        .find(|l| l.starts_with(&format!("cmdstat_{command}:")))
+        .and_then(|l| {
+            l.split(',')
+                .find_map(|kv| kv.strip_prefix("usec_per_call="))
+        })
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
+}
+
 /// requests per second of one `redis-benchmark` run of `command`.
 fn redis_benchmark(port: u16, requests: usize, command: &[&str]) -> f64 {
     let output = Command::new("redis-benchmark")
@@ -165,9 +179,17 @@ fn main() {
         "1",
     ];
     let (mut best_script, mut best_plain) = (0.0f64, 0.0f64);
+    let (mut script_us, mut plain_us) = (f64::MAX, f64::MAX);
+    let reset = |con: &mut redis::Connection| {
+        let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(con).unwrap();
+    };
     for _ in 0..ROUNDS {
+        reset(&mut con);
         best_script = best_script.max(redis_benchmark(server.port(), requests, &sc_get));
+        script_us = script_us.min(usec_per_call(&mut con, "evalsha"));
+        reset(&mut con);
         best_plain = best_plain.max(redis_benchmark(server.port(), requests, &["GET", "plain"]));
+        plain_us = plain_us.min(usec_per_call(&mut con, "get"));
     }
     println!("redis-benchmark, 50 clients, no pipelining, {requests} requests (best of {ROUNDS}, interleaved):");
     println!("  EVALSHA sc-get (warm hit)  {best_script:>10.0} req/s");
@@ -178,6 +200,12 @@ fn main() {
             100.0 * best_script / best_plain
         );
     }
+    println!("  server time per call (INFO commandstats): sc-get {script_us:.2} µs, GET {plain_us:.2} µs");
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "  load average during the run: {}",
+        load.split(' ').take(3).collect::<Vec<_>>().join(" ")
+    );
     let misses: u64 = cache.stats().backend_calls;
     assert_eq!(misses, 1, "the bench only hit");
 }
