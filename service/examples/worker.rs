@@ -28,7 +28,10 @@ fn main() {
         drop(out);
         std::thread::sleep(delay);
         if kind.starts_with("fail-") {
-            return Err(LoadError::new("UPSTREAM_500", format!("the backend failed for {kind}")));
+            return Err(LoadError::new(
+                "UPSTREAM_500",
+                format!("the backend failed for {kind}"),
+            ));
         }
         Ok(format!("rust:{client}:{kind}").into_bytes())
     })

@@ -877,6 +877,16 @@ impl Broker {
         self.assign_loads();
         if now.duration_since(self.last_gauges) >= Duration::from_millis(100) {
             self.last_gauges = now;
+            debug!(
+                pending = self.pending.len(),
+                pending_cap = self.pending.capacity(),
+                flights = self.flights.len(),
+                flights_cap = self.flights.capacity(),
+                loads = self.loads.len(),
+                loads_cap = self.loads.capacity(),
+                waiting = self.waiting_loads.len(),
+                "sizes"
+            );
             self.metrics.workers.clear();
             for (kind, busy, idle) in self.workers.load_by_kind() {
                 for (state, n) in [("busy", busy), ("idle", idle)] {

@@ -62,7 +62,7 @@ class Serve:
                "--metrics", f"127.0.0.1:{self.mport}", *args]
         if redis:
             cmd += ["--redis", redis]
-        e = dict(os.environ, KEYROUTE_LOG="info", **(env or {}))
+        e = dict(os.environ, KEYROUTE_LOG=os.environ.get("KEYROUTE_LOG", "info"), **(env or {}))
         self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"keyroute-serve-{self.port}.log"
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=e)

@@ -145,50 +145,47 @@ def test_rss_flat_at_ten_times_capacity(serve_factory, py_workers):
     release = threading.Event()
     py_workers(s.workers, ["cards"], capacity=10, fn=lambda c, k: (release.wait(120), b"x")[1])
     wait_for(lambda: s.metrics().get('keyroute_serve_workers{kind="cards",state="idle"}') == 10, what="worker")
-    per_second = 10 * (3000 + 100) // 2  # 10x capacity every 2 s (the deadline)
+    # 10x the capacity (queue + threads) within each deadline (the default, 5 s).
+    per_second = 10 * (3000 + 100) // 5
     replies = Counter()
     sent = 0
-    stop = threading.Event()
     ctx = zmq.Context.instance()
-    sock = ctx.socket(zmq.DEALER)
+    sock = ctx.socket(zmq.DEALER)  # one socket, used from this thread only
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.SNDHWM, 0)
     sock.setsockopt(zmq.RCVHWM, 0)
     sock.connect(s.bind)
-    lock = threading.Lock()
 
-    def receiver():
-        while not stop.is_set() or sock.poll(0):
-            if sock.poll(100):
-                frames = sock.recv_multipart()
-                h = kserve.decode_header(frames[0])
-                with lock:
-                    replies[h.transport_error] += 1
+    def drain(wait_ms: int = 0) -> None:
+        while sock.poll(wait_ms):
+            frames = sock.recv_multipart()
+            replies[kserve.decode_header(frames[0]).transport_error] += 1
+            wait_ms = 0
 
-    rx = threading.Thread(target=receiver)
-    rx.start()
     rss = []
     head = kserve.encode_header
-    body = b'{"client":"c","kind":"cards"}'
     t_end = time.monotonic() + 10 + seconds
     i = 0
     while time.monotonic() < t_end:
         t_sec = time.monotonic()
-        for _ in range(per_second):
-            i += 1
-            sock.send_multipart([head(30, i.to_bytes(16, "big"), deadline_ms=2000),
-                                 b'{"client":"c%d","kind":"cards"}' % i])
-        sent += per_second
+        # Evenly: a slice every 10 ms; replies are read in between.
+        for tick in range(100):
+            for _ in range(per_second // 100):
+                i += 1
+                sock.send_multipart([head(30, i.to_bytes(16, "big")),
+                                     b'{"client":"c%d","kind":"cards"}' % i])
+            sent += per_second // 100
+            drain()
+            time.sleep(max(0.0, (tick + 1) / 100 - (time.monotonic() - t_sec)))
         if time.monotonic() > t_end - seconds:
             rss.append(s.rss_kib())
-        time.sleep(max(0.0, 1.0 - (time.monotonic() - t_sec)))
-    time.sleep(3)
-    stop.set()
-    rx.join(30)
+    end = time.monotonic() + 10
+    while sum(replies.values()) < sent and time.monotonic() < end:
+        drain(100)
     sock.close(0)
     release.set()
     total = sum(replies.values())
-    print(f"offered {sent} in {10 + seconds} s; replies {dict(replies)}; RSS KiB min {min(rss)} max {max(rss)}")
+    print(f"offered {sent} in {10 + seconds} s; replies {dict(replies)}; RSS KiB min {min(rss)} max {max(rss)}: {rss}")
     assert total == sent
     assert replies[1] > 0  # QUEUE_FULL
     assert max(rss) - min(rss) <= 4 * 1024, f"RSS moved {max(rss) - min(rss)} KiB"

@@ -21,6 +21,37 @@ struct State {
     entries: HashMap<(String, String), EntryModel>,
     sessions: HashMap<ClientToken, (String, SessionModel)>,
     devices: HashMap<String, String>,
+    last_sweep: u64,
+}
+
+impl State {
+    /// Drops what Redis would have expired by now (its TTLs), at most once a second, so
+    /// memory stays bounded however many clients pass: entries past their hard expiry,
+    /// entries with no value, no live lease and no live error, sessions past their
+    /// expiry.
+    fn sweep(&mut self, now: u64) {
+        if now < self.last_sweep + 1000 {
+            return;
+        }
+        self.last_sweep = now;
+        tracing::debug!(
+            entries = self.entries.len(),
+            cap = self.entries.capacity(),
+            "memory store sweep"
+        );
+        self.entries.retain(|_, m| {
+            m.entry().is_some_and(|e| {
+                let alive = e.hx.is_none_or(|hx| hx > now);
+                let leased = e.st == Some(keyroute::cache::LeaseState::Updating)
+                    && e.lx.is_some_and(|lx| lx > now);
+                let error = e.e.is_some() && e.ex.is_some_and(|ex| ex > now);
+                alive && (e.v.is_some() || leased || error)
+            })
+        });
+        self.sessions.retain(|_, (_, m)| !m.list(now).is_empty());
+        self.entries.shrink_to(self.entries.len() * 2);
+        self.sessions.shrink_to(self.sessions.len() * 2);
+    }
 }
 
 /// State in memory: one instance, lost on restart. Single flight holds within the
@@ -112,7 +143,9 @@ impl MemoryStore {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.sweep(now_ms());
+        st
     }
 
     fn check_value(&self, len: usize) -> Result<(), Answer> {
