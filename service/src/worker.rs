@@ -149,8 +149,10 @@ impl LoaderWorker {
                     }
                 }
             }
-            if sock.poll(zmq::POLLIN, 20).map_err(zerr("poll"))? == 0 {
-                continue;
+            match sock.poll(zmq::POLLIN, 20) {
+                Ok(0) | Err(zmq::Error::EINTR) => continue,
+                Ok(_) => {}
+                Err(e) => return Err(zerr("poll")(e)),
             }
             while let Ok(frames) = sock.recv_multipart(zmq::DONTWAIT) {
                 let Some(head) = frames.first() else { continue };
