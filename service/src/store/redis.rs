@@ -18,6 +18,10 @@ use keyroute_redis::{connect, redact, Error, Timeouts};
 use super::{LoadFailure, Loader, Store, StoreInfo, StoreStats, WarmLoader};
 use crate::proto::Answer;
 
+/// Idle direct connections kept (one per thread that may call at once; more are opened
+/// and closed).
+const MAX_IDLE: usize = 128;
+
 /// How long a device binding lasts.
 const DEVICE_TTL: Duration = Duration::from_secs(90 * 86_400);
 
@@ -276,7 +280,7 @@ impl RedisStore {
         let out = f(&mut d);
         if !matches!(&out, Err(e) if e.is_connection_error()) {
             let mut pool = self.pool();
-            if pool.len() < 16 {
+            if pool.len() < MAX_IDLE {
                 pool.push(d);
             }
         }
