@@ -190,4 +190,3 @@ def test_rss_flat_at_ten_times_capacity(serve_factory, py_workers):
     assert total == sent
     assert replies[1] > 0  # QUEUE_FULL
     assert max(rss) - min(rss) <= 4 * 1024, f"RSS moved {max(rss) - min(rss)} KiB"
-    del body
