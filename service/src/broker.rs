@@ -374,7 +374,7 @@ impl Broker {
             .any(|f| f.len() > self.config.max_frame);
         if oversize {
             let answer = Answer::data(
-                ErrorCode::PayloadTooLarge,
+                ErrorCode::ValueTooLarge,
                 format!(
                     "a frame is larger than the service's maximum of {} bytes",
                     self.config.max_frame

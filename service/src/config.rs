@@ -40,7 +40,7 @@ pub struct Config {
     /// How long a stop (SIGTERM) drains before answering what is left "shutting down".
     pub grace: Duration,
     /// The largest frame read (header, body or payload); larger ones get a data error
-    /// `PAYLOAD_TOO_LARGE`. Frames over 4x this (at least 128 MiB) drop the connection.
+    /// `VALUE_TOO_LARGE`. Frames over 4x this (at least 128 MiB) drop the connection.
     pub max_frame: usize,
     /// Lease of a load in the store (a load that outlives it without heartbeat may be
     /// taken over); sessions' sliding TTL; values' soft and hard TTLs.

@@ -150,9 +150,10 @@ pub(crate) fn reply_frames(header: &Header<'_>, answer: Answer) -> Vec<Vec<u8>> 
     frames
 }
 
-/// A bad body: `BAD_BODY` with what was wrong.
+/// A bad body: `BAD_TYPE` (the generic code for input of the wrong shape) with what was
+/// wrong.
 pub(crate) fn bad_body(why: impl std::fmt::Display) -> Answer {
-    Answer::data(ErrorCode::BadBody, format!("bad body: {why}"))
+    Answer::data(ErrorCode::BadType, format!("bad body: {why}"))
 }
 
 #[derive(Deserialize)]
@@ -317,7 +318,7 @@ mod tests {
             br#"{"client":"c","kind":"k","x":1}"#,
         ] {
             match parse(MsgType::CacheGet, bad, None) {
-                Err(Answer::Data { code, .. }) => assert_eq!(code, "BAD_BODY"),
+                Err(Answer::Data { code, .. }) => assert_eq!(code, "BAD_TYPE"),
                 other => panic!("{other:?}"),
             }
         }

@@ -54,13 +54,13 @@ def test_bad_frames_get_clear_errors(serve_factory):
         assert c.request("ping", session_id=sid).header.session_id == sid
 
         body_cases = [
-            (b"not json", "BAD_BODY"),
-            (b"[1, 2]", "BAD_BODY"),
-            (b'"text"', "BAD_BODY"),
-            (b'{"client": 1, "kind": "k"}', "BAD_BODY"),
-            (b'{"client": "c"}', "BAD_BODY"),
-            (b'{"client": "c", "kind": "k", "extra": 1}', "BAD_BODY"),
-            (b"\xff\xfe", "BAD_BODY"),
+            (b"not json", "BAD_TYPE"),
+            (b"[1, 2]", "BAD_TYPE"),
+            (b'"text"', "BAD_TYPE"),
+            (b'{"client": 1, "kind": "k"}', "BAD_TYPE"),
+            (b'{"client": "c"}', "BAD_TYPE"),
+            (b'{"client": "c", "kind": "k", "extra": 1}', "BAD_TYPE"),
+            (b"\xff\xfe", "BAD_TYPE"),
             (b'{"client": "c", "kind": "' + b"k" * 300 + b'"}', "BAD_KIND"),
         ]
         for body, want in body_cases:
@@ -68,12 +68,12 @@ def test_bad_frames_get_clear_errors(serve_factory):
             assert r.error_code == want and r.header.flags == 1, (body, r)
             assert "message" in r.body
         # cache.put without its payload; a payload where none is taken.
-        assert raw(c, [H(21, rid), b'{"client":"c","kind":"k"}']).error_code == "BAD_BODY"
-        assert raw(c, [H(20, rid), b'{"client":"c","kind":"k"}', b"x"]).error_code == "BAD_BODY"
+        assert raw(c, [H(21, rid), b'{"client":"c","kind":"k"}']).error_code == "BAD_TYPE"
+        assert raw(c, [H(20, rid), b'{"client":"c","kind":"k"}', b"x"]).error_code == "BAD_TYPE"
         # Over --max-frame: a clear error, nothing stored.
         big = b"\x01" * (2 << 20)
         r = raw(c, [H(21, rid), b'{"client":"c","kind":"k"}', big])
-        assert r.error_code == "PAYLOAD_TOO_LARGE"
+        assert r.error_code == "VALUE_TOO_LARGE"
         assert c.request("cache.get", {"client": "c", "kind": "k"}).error_code == "NOT_FOUND"
         # A payload at the maximum is fine.
         ok = b"\x02" * (1 << 20)
@@ -85,7 +85,7 @@ def test_100_mb_payload_and_garbage_flood(serve_factory):
     s = serve_factory()  # default --max-frame 16 MiB
     with s.client(timeout_s=30) as c, s.client() as other:
         r = c.request("cache.put", {"client": "c", "kind": "k"}, b"\x00" * (100 * 1000 * 1000))
-        assert r.error_code == "PAYLOAD_TOO_LARGE"
+        assert r.error_code == "VALUE_TOO_LARGE"
         assert other.request("ping").header.transport_error == 0
         # A flood of random frames from one client.
         import os

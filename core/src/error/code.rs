@@ -179,13 +179,6 @@ codes! {
     /// A service version string is too long.
     BadVersion = 90, "BAD_VERSION", "a service version is longer than the limit";
 
-    // --- The service (keyroute serve) ---
-    /// A message header of `keyroute serve` cannot be read.
-    BadHeader = 100, "BAD_HEADER", "a message header is malformed (short, long, wrong version or system)";
-    /// A message body of `keyroute serve` is not the JSON object its type takes.
-    BadBody = 101, "BAD_BODY", "a message body is not a JSON object, or a field is missing or of the wrong type";
-    /// A message frame is over the service's `--max-frame` bytes.
-    PayloadTooLarge = 102, "PAYLOAD_TOO_LARGE", "a message frame is larger than the service's configured maximum; nothing was read";
 }
 
 impl ErrorCode {

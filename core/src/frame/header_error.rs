@@ -9,7 +9,7 @@ use crate::error::ErrorCode;
 /// ```
 /// use keyroute::frame::HeaderError;
 /// assert_eq!(HeaderError::TooShort(3).to_string(), "header of 3 bytes is shorter than its 29 fixed bytes plus the session id");
-/// assert_eq!(HeaderError::BadVersion(9).code().as_str(), "BAD_HEADER");
+/// assert_eq!(HeaderError::BadVersion(9).code().as_str(), "OUT_OF_RANGE");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -29,17 +29,23 @@ pub enum HeaderError {
 }
 
 impl HeaderError {
-    /// The stable code: `BAD_HEADER`, or `TOO_LARGE` / `BUFFER_TOO_SMALL` when writing.
+    /// The stable code (the service answers every one with transport error 4,
+    /// `BAD_HEADER`): `OUT_OF_RANGE` for a length, version or system the protocol does
+    /// not take, `TOO_LARGE` for a header or session id over its limit,
+    /// `BUFFER_TOO_SMALL` when writing into too short a buffer.
     ///
     /// ```
     /// use keyroute::frame::HeaderError;
     /// assert_eq!(HeaderError::SessionIdTooLong(300).code().as_str(), "TOO_LARGE");
+    /// assert_eq!(HeaderError::TooShort(3).code().as_str(), "OUT_OF_RANGE");
     /// ```
     pub const fn code(&self) -> ErrorCode {
         match self {
-            HeaderError::SessionIdTooLong(_) => ErrorCode::TooLarge,
+            HeaderError::SessionIdTooLong(_) | HeaderError::TooLong(_) => ErrorCode::TooLarge,
             HeaderError::BufferTooSmall(_) => ErrorCode::BufferTooSmall,
-            _ => ErrorCode::BadHeader,
+            HeaderError::TooShort(_) | HeaderError::BadVersion(_) | HeaderError::BadSystem(_) => {
+                ErrorCode::OutOfRange
+            }
         }
     }
 }
