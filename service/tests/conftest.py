@@ -5,6 +5,7 @@ source tree). Every process a test starts is stopped by the test."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -219,13 +220,14 @@ class Redis:
         self.port = port or free_port()
         self.url = f"redis://127.0.0.1:{self.port}"
         self.extra = extra
+        self.dir = tempfile.mkdtemp(prefix="keyroute-serve-redis-")
         self.proc: Optional[subprocess.Popen] = None
         self.start()
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", tempfile.gettempdir(), *self.extra],
+             "--appendonly", "no", "--dir", self.dir, *self.extra],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for(self.ping, 10, f"redis-server on {self.port}")
 
@@ -244,9 +246,13 @@ class Redis:
             self.proc.kill()
             self.proc.wait()
 
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
 
 @pytest.fixture
 def redis_server() -> Iterator[Redis]:
     r = Redis()
     yield r
-    r.stop()
+    r.remove()

@@ -17,8 +17,7 @@ class Cluster:
     def __init__(self) -> None:
         self.nodes = []
         for _ in range(6):
-            self.nodes.append(Redis(free_port(), "--cluster-enabled", "yes", "--cluster-config-file",
-                                    f"/tmp/keyroute-serve-nodes-{time.monotonic_ns()}.conf",
+            self.nodes.append(Redis(free_port(), "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                                     "--cluster-node-timeout", "2000"))
         addrs = [f"127.0.0.1:{n.port}" for n in self.nodes]
         out = subprocess.run(["redis-cli", "--cluster", "create", *addrs, "--cluster-replicas", "1",
@@ -29,7 +28,7 @@ class Cluster:
 
     def stop(self) -> None:
         for n in self.nodes:
-            n.stop()
+            n.remove()
 
     def owner_of(self, pattern: str):
         """(master, replica) of the node holding a key matching `pattern`."""

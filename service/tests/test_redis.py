@@ -73,4 +73,4 @@ def test_redis_restarted(serve_factory, py_workers):
             assert c.request("cache.get", {"client": "c1", "kind": "x"}).payload == b"v2"
             assert c.request("product.get", {"client": "c3", "kind": "cards"}).payload == b"py:c3:cards"
     finally:
-        r.stop()
+        r.remove()
