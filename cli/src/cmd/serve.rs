@@ -41,13 +41,28 @@ pub struct Args {
     #[arg(long, env = "KEYROUTE_REDIS")]
     pub redis: Option<String>,
     /// Queue capacity (allocated at start).
-    #[arg(long, env = "KEYROUTE_QUEUE", default_value_t = 3000)]
+    #[arg(
+        long,
+        env = "KEYROUTE_QUEUE",
+        default_value_t = 3000,
+        allow_negative_numbers = true
+    )]
     pub queue: i128,
     /// Threads running requests (started at start).
-    #[arg(long, env = "KEYROUTE_THREADS", default_value_t = 100)]
+    #[arg(
+        long,
+        env = "KEYROUTE_THREADS",
+        default_value_t = 100,
+        allow_negative_numbers = true
+    )]
     pub threads: i128,
     /// Deadline of a request whose header says 0.
-    #[arg(long, env = "KEYROUTE_DEFAULT_DEADLINE_MS", default_value_t = 5000)]
+    #[arg(
+        long,
+        env = "KEYROUTE_DEFAULT_DEADLINE_MS",
+        default_value_t = 5000,
+        allow_negative_numbers = true
+    )]
     pub default_deadline_ms: i128,
     /// At most N requests of KIND run (and load) at once; repeatable.
     #[arg(
@@ -61,25 +76,55 @@ pub struct Args {
     #[arg(long, value_name = "HOST:PORT", env = "KEYROUTE_METRICS")]
     pub metrics: Option<String>,
     /// Drop a loader worker silent this long and fail its loads over.
-    #[arg(long, env = "KEYROUTE_WORKER_TIMEOUT_MS", default_value_t = 3000)]
+    #[arg(
+        long,
+        env = "KEYROUTE_WORKER_TIMEOUT_MS",
+        default_value_t = 3000,
+        allow_negative_numbers = true
+    )]
     pub worker_timeout_ms: i128,
     /// How long a stop drains before answering what is left SHUTTING_DOWN.
-    #[arg(long, env = "KEYROUTE_GRACE_MS", default_value_t = 5000)]
+    #[arg(
+        long,
+        env = "KEYROUTE_GRACE_MS",
+        default_value_t = 5000,
+        allow_negative_numbers = true
+    )]
     pub grace_ms: i128,
     /// Largest frame (bytes) read; larger ones are answered PAYLOAD_TOO_LARGE.
-    #[arg(long, env = "KEYROUTE_MAX_FRAME", default_value_t = 16 << 20)]
+    #[arg(long, env = "KEYROUTE_MAX_FRAME", default_value_t = 16 << 20, allow_negative_numbers = true)]
     pub max_frame: i128,
     /// Lease of a load (ms): another instance may take over a load silent this long.
-    #[arg(long, env = "KEYROUTE_LEASE_MS", default_value_t = 2000)]
+    #[arg(
+        long,
+        env = "KEYROUTE_LEASE_MS",
+        default_value_t = 2000,
+        allow_negative_numbers = true
+    )]
     pub lease_ms: i128,
     /// How long a loaded value is fresh (ms).
-    #[arg(long, env = "KEYROUTE_SOFT_TTL_MS", default_value_t = 60_000)]
+    #[arg(
+        long,
+        env = "KEYROUTE_SOFT_TTL_MS",
+        default_value_t = 60_000,
+        allow_negative_numbers = true
+    )]
     pub soft_ttl_ms: i128,
     /// How long a loaded value is kept (ms; served stale while one request refreshes it).
-    #[arg(long, env = "KEYROUTE_HARD_TTL_MS", default_value_t = 600_000)]
+    #[arg(
+        long,
+        env = "KEYROUTE_HARD_TTL_MS",
+        default_value_t = 600_000,
+        allow_negative_numbers = true
+    )]
     pub hard_ttl_ms: i128,
     /// Sessions' sliding lifetime (ms).
-    #[arg(long, env = "KEYROUTE_SESSION_TTL_MS", default_value_t = 1_800_000)]
+    #[arg(
+        long,
+        env = "KEYROUTE_SESSION_TTL_MS",
+        default_value_t = 1_800_000,
+        allow_negative_numbers = true
+    )]
     pub session_ttl_ms: i128,
 }
 
