@@ -333,11 +333,11 @@ fn main() {
         );
         // 4. refusals while stalled: one at a time, then windowed.
         let body: &'static [u8] = br#"{"client":"refused","kind":"cards"}"#;
-        let (_, lat, errors) = windowed(&s.bind, 1, 1, 5_000, MsgType::ProductGet, body);
+        let (rate1, lat, errors) = windowed(&s.bind, 1, 1, 5_000, MsgType::ProductGet, body);
         assert_eq!(errors, 5_000, "every request refused");
         report(
             "QUEUE_FULL refusal, stalled, one at a time",
-            0.0,
+            rate1,
             &lat,
             "target p99 <= 1 ms",
         );

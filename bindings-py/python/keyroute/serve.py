@@ -302,7 +302,7 @@ class LoaderWorker:
 
     def run(self) -> None:
         """Serves loads until :meth:`stop`."""
-        ctx = zmq.Context.instance()
+        ctx: "zmq.Context[Any]" = zmq.Context.instance()
         sock = ctx.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 500)
         sock.connect(self.endpoint)
