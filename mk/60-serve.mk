@@ -23,7 +23,7 @@ setup-apt-serve:
 
 # A venv of its own (pyzmq, pytest), rebuilt when the pins change.
 $(SERVE_VENV)/.deps: $(SERVE_REQS)
-	python3 -m venv $(SERVE_VENV)
+	python3 -m venv --clear $(SERVE_VENV)
 	$(SERVE_PY) -m pip install -q --disable-pip-version-check -r $(SERVE_REQS)
 	touch $@
 serve-venv: $(SERVE_VENV)/.deps

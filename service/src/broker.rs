@@ -3,6 +3,9 @@
 //! request exactly once.
 
 use std::collections::{HashMap, VecDeque};
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -43,12 +46,13 @@ pub(crate) enum Event {
     },
 }
 
-/// The way back to the broker from other threads: a channel plus a doorbell socket that
-/// wakes the broker's poll.
+/// The way back to the broker from other threads: a channel plus a doorbell (a Unix
+/// socket pair, not a ZeroMQ socket: the threads hold no ZeroMQ socket, so when the broker
+/// returns it owns the last ones and terminating the context flushes every reply).
 #[derive(Clone)]
 pub(crate) struct Mailbox {
     tx: Sender<Event>,
-    bell: Arc<Mutex<zmq::Socket>>,
+    bell: Arc<UnixStream>,
     /// The kinds the workers declared (for app.start), kept by the broker.
     kinds: Arc<Mutex<Vec<String>>>,
 }
@@ -64,8 +68,8 @@ impl Mailbox {
 
     pub(crate) fn send(&self, e: Event) {
         if self.tx.send(e).is_ok() {
-            let bell = self.bell.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = bell.send(&b""[..], zmq::DONTWAIT);
+            // Non-blocking: a full pipe has rung already.
+            let _ = (&*self.bell).write(&[1]);
         }
     }
 
@@ -124,7 +128,7 @@ pub(crate) struct Broker {
     metrics: Arc<Metrics>,
     clients: zmq::Socket,
     workers_sock: zmq::Socket,
-    bell: zmq::Socket,
+    bell: UnixStream,
     events: Receiver<Event>,
     mailbox: Mailbox,
     jobs: Sender<Job>,
@@ -165,7 +169,7 @@ impl Broker {
         let router = |endpoint: &str| -> Result<zmq::Socket, ServeError> {
             let s = ctx.socket(zmq::ROUTER).map_err(zerr("socket"))?;
             s.set_maxmsgsize(hard_max).map_err(zerr("ZMQ_MAXMSGSIZE"))?;
-            s.set_linger(1000).map_err(zerr("ZMQ_LINGER"))?;
+            s.set_linger(5000).map_err(zerr("ZMQ_LINGER"))?;
             s.set_sndhwm(100_000).map_err(zerr("ZMQ_SNDHWM"))?;
             s.set_rcvhwm(100_000).map_err(zerr("ZMQ_RCVHWM"))?;
             // Unroutable replies (a client gone) are dropped, not errors.
@@ -176,16 +180,15 @@ impl Broker {
         };
         let clients = router(&config.bind)?;
         let workers_sock = router(&config.workers_bind)?;
-        let bell_addr = format!("inproc://keyroute-bell-{}", std::process::id());
-        let bell = ctx.socket(zmq::PULL).map_err(zerr("bell"))?;
-        bell.bind(&bell_addr).map_err(zerr("bell"))?;
-        let push = ctx.socket(zmq::PUSH).map_err(zerr("bell"))?;
-        push.set_sndhwm(0).map_err(zerr("bell"))?;
-        push.connect(&bell_addr).map_err(zerr("bell"))?;
+        let (bell, push) = UnixStream::pair().map_err(|e| ServeError::Io("doorbell".into(), e))?;
+        for end in [&bell, &push] {
+            end.set_nonblocking(true)
+                .map_err(|e| ServeError::Io("doorbell".into(), e))?;
+        }
         let (tx, events) = mpsc::channel();
         let mailbox = Mailbox {
             tx,
-            bell: Arc::new(Mutex::new(push)),
+            bell: Arc::new(push),
             kinds: Arc::new(Mutex::new(Vec::new())),
         };
         let mut caps = vec![usize::MAX];
@@ -245,10 +248,13 @@ impl Broker {
             let mut items = [
                 self.clients.as_poll_item(zmq::POLLIN),
                 self.workers_sock.as_poll_item(zmq::POLLIN),
-                self.bell.as_poll_item(zmq::POLLIN),
+                zmq::PollItem::from_fd(self.bell.as_raw_fd(), zmq::POLLIN),
             ];
             let ms = i64::try_from(wait.as_millis()).unwrap_or(5).max(1);
-            zmq::poll(&mut items, ms).map_err(zerr("poll"))?;
+            match zmq::poll(&mut items, ms) {
+                Ok(_) | Err(zmq::Error::EINTR) => {}
+                Err(e) => return Err(zerr("poll")(e)),
+            }
             self.read_workers();
             self.read_events();
             self.read_clients();
@@ -605,7 +611,8 @@ impl Broker {
     }
 
     fn read_events(&mut self) {
-        while self.bell.recv_bytes(zmq::DONTWAIT).is_ok() {}
+        let mut buf = [0u8; 512];
+        while matches!((&self.bell).read(&mut buf), Ok(n) if n > 0) {}
         while let Ok(e) = self.events.try_recv() {
             match e {
                 Event::Done { token, answer } => {

@@ -84,6 +84,8 @@ def test_graceful_stop_under_load(serve_factory, py_workers):
         late = {c.send("product.get", {"client": "late", "kind": "cards"})}
         got = collect(c, ids | late, timeout_s=20)
     assert s.proc.wait(10) == 0
+    missing = (ids | late) - set(got)
+    assert not missing, f"{len(missing)} unanswered: {sorted(int.from_bytes(m[8:], 'big') for m in missing)[:20]}; got {Counter(outcome(r) for r, _ in got.values())}"
     assert set(got) == ids | late
     outcomes = Counter(outcome(r) for r, _ in got.values())
     assert set(outcomes) <= {"ok", "SHUTTING_DOWN"} and outcomes["ok"] > 0 and outcomes["SHUTTING_DOWN"] > 0, outcomes
