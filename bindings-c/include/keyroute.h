@@ -16,6 +16,9 @@
  *     its one-line summary.
  *   - Keys are bytes (pointer + length; the pointer may be NULL when the length is 0).
  *     Names are NUL-terminated UTF-8.
+ *   - Buffers keyroute hands out (smart-cache values, a device's client, the fields of a
+ *     keyroute_session_info) belong to the caller: free each with keyroute_value_free().
+ *     C loaders write into a keyroute_load sink instead of handing memory over.
  *   - Rust panics never cross into C: they are reported as KEYROUTE_INTERNAL.
  *   - Handles carry a type tag checked on every call: a handle of another kind (a pool
  *     passed as a ring), or one already freed, gives KEYROUTE_INVALID_HANDLE (and a free
