@@ -1864,8 +1864,9 @@ enum keyroute_status keyroute_sessions_create(const struct keyroute_sessions *se
 
 /**
  * Frees the buffers of `*info` (NULL ones are skipped) and zeroes it; NULL is ignored.
- * Errors: `KEYROUTE_INVALID_HANDLE` as `keyroute_value_free()` (the fields are then left
- * as they are).
+ * Errors: `KEYROUTE_INVALID_HANDLE` as `keyroute_value_free()` for a field that is not a
+ * live value: that field and the ones after it (`client`, `data`, `version` in that order)
+ * are left as they are; the ones before it were freed and set to NULL.
  */
 enum keyroute_status keyroute_session_info_clear(struct keyroute_session_info *info);
 

@@ -1143,8 +1143,9 @@ pub struct keyroute_session_info {
 }
 
 /// Frees the buffers of `*info` (NULL ones are skipped) and zeroes it; NULL is ignored.
-/// Errors: `KEYROUTE_INVALID_HANDLE` as `keyroute_value_free()` (the fields are then left
-/// as they are).
+/// Errors: `KEYROUTE_INVALID_HANDLE` as `keyroute_value_free()` for a field that is not a
+/// live value: that field and the ones after it (`client`, `data`, `version` in that order)
+/// are left as they are; the ones before it were freed and set to NULL.
 #[no_mangle]
 pub unsafe extern "C" fn keyroute_session_info_clear(
     info: *mut keyroute_session_info,
