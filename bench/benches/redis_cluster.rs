@@ -6,10 +6,13 @@
 //!
 //! Each iteration is one round trip (`SET key value` or `GET key`) on one of 1000 keys
 //! spread over all three masters, from one connection per node (both clients are sync).
+//! The interleaved A/B figures (below) are also written to `build/bench/redis-cluster.json`
+//! for `make bench-report`.
 use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use keyroute_bench::report::{crate_version, Measure, Row, Suite};
 use keyroute_redis::cluster::{ClusterClient, ClusterConfig};
 
 #[allow(dead_code)]
@@ -87,6 +90,14 @@ fn interleaved(
 ) {
     const ROUNDS: usize = 31;
     const OPS: usize = 1000;
+    let mut suite = Suite::new(
+        "redis-cluster",
+        "bench/benches/redis_cluster.rs",
+        format!(
+            "wall clock; {ROUNDS} interleaved rounds of {OPS} ops per side (order alternating); \
+             rates from the totals, ratio = median of the per-round ratios"
+        ),
+    );
     for op in ["SET", "GET"] {
         let mut ratios = Vec::with_capacity(ROUNDS);
         let (mut total_ours, mut total_theirs) = (0f64, 0f64);
@@ -138,6 +149,26 @@ fn interleaved(
             n / total_theirs,
             ratios[ROUNDS / 2]
         );
+        let mut row = Row::new(
+            format!("cluster/{}", op.to_lowercase()),
+            "Redis round trips",
+            format!("Rust ClusterClient {op} vs redis::cluster::ClusterConnection, 3-master local cluster, 1 connection per node"),
+            Measure::Wall,
+            "ops/s",
+            n / total_ours,
+        )
+        .higher_is_better()
+        .peer("redis crate ClusterConnection", crate_version("redis"), n / total_theirs)
+        .ratio(ratios[ROUNDS / 2])
+        .like_for_like(true)
+        .note("the same commands on the same keys and cluster; ratio: median of the per-round ratios");
+        if op == "GET" {
+            row = row.headline();
+        }
+        suite.push(row);
+    }
+    if let Err(e) = suite.write() {
+        eprintln!("bench report: could not write redis-cluster.json: {e}");
     }
 }
 
