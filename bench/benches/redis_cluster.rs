@@ -95,12 +95,13 @@ fn interleaved(
         "bench/benches/redis_cluster.rs",
         format!(
             "wall clock; {ROUNDS} interleaved rounds of {OPS} ops per side (order alternating); \
-             rates from the totals, ratio = median of the per-round ratios"
+             each side's fastest round"
         ),
     );
     for op in ["SET", "GET"] {
         let mut ratios = Vec::with_capacity(ROUNDS);
         let (mut total_ours, mut total_theirs) = (0f64, 0f64);
+        let (mut best_ours, mut best_theirs) = (f64::MAX, f64::MAX);
         for round in 0..ROUNDS {
             let mut run_ours = || {
                 let t = Instant::now();
@@ -139,6 +140,8 @@ fn interleaved(
             };
             total_ours += a;
             total_theirs += b;
+            best_ours = best_ours.min(a);
+            best_theirs = best_theirs.min(b);
             ratios.push(b / a); // throughput ours / throughput theirs
         }
         ratios.sort_by(f64::total_cmp);
@@ -155,13 +158,19 @@ fn interleaved(
             format!("Rust ClusterClient {op} vs redis::cluster::ClusterConnection, 3-master local cluster, 1 connection per node"),
             Measure::Wall,
             "ops/s",
-            n / total_ours,
+            OPS as f64 / best_ours,
         )
         .higher_is_better()
-        .peer("redis crate ClusterConnection", crate_version("redis"), n / total_theirs)
-        .ratio(ratios[ROUNDS / 2])
+        .peer(
+            "redis crate ClusterConnection",
+            crate_version("redis"),
+            OPS as f64 / best_theirs,
+        )
         .like_for_like(true)
-        .note("the same commands on the same keys and cluster; ratio: median of the per-round ratios");
+        .note(format!(
+            "the same commands on the same keys and cluster; median of the per-round ratios: {:.2}",
+            ratios[ROUNDS / 2]
+        ));
         if op == "GET" {
             row = row.headline();
         }

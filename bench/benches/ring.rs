@@ -203,9 +203,8 @@ fn report(run: &CriterionRun) {
         .like_for_like(false)
         .headline()
         .note(
-            "not like for like: keyroute hashes the 16 B key with SipHash-1-3, the hashring \
-             crate hashes 24 B (its Hash of a [u8; 16] writes an 8-byte length first) with \
-             SipHash-2-4; different rings, different answers",
+            "not like for like: SipHash-1-3 over the 16 B key vs the hashring crate's \
+             SipHash-2-4 over 24 B (Hash of a [u8; 16] writes its length first); different rings",
         );
         if let Some(peer) = per_call(&format!("{LOOKUP}/hashring crate get")) {
             row = row.peer("hashring crate get", crate_version("hashring"), peer);
