@@ -189,7 +189,7 @@ fn main() {
             &keys,
         );
         let d = report(&format!("ring get {name}"), &t, 2);
-        let mut r = row(
+        suite.push(row(
             &format!("ffi/ring_get-{name}"),
             format!(
                 "C keyroute_ring_get vs Rust Ring::get, {name} profile, 100 servers, 16 B keys"
@@ -197,11 +197,7 @@ fn main() {
             &t,
             2,
             d,
-        );
-        if name == ProfileName::Native {
-            r = r.headline();
-        }
-        suite.push(r);
+        ));
         unsafe { keyroute_ring_free(c) };
     }
     let mut rust = |k: &[u8]| usize::from(key_slot(k));
