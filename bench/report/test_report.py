@@ -119,7 +119,8 @@ class Check(unittest.TestCase):
         self.dir = Path(self.tmp.name)
         self.record = self.dir / "record.json"
         rows = [report.check_row(row(id="a"), "s"), report.check_row(row(id="b"), "s"),
-                report.check_row(row(id="i", measure="instructions"), "s")]
+                report.check_row(row(id="i", measure="instructions"), "s"),
+                report.check_row(row(id="rt", group="Redis round trips"), "s")]
         self.record.write_text(json.dumps({"machine": {}, "suites": [], "rows": rows}))
         (self.dir / "run").mkdir()
 
@@ -141,6 +142,11 @@ class Check(unittest.TestCase):
         self.assertEqual(self.check([row(id="a", peer_value=19.0), row(id="b")]), 1)
         self.assertEqual(self.check([row(id="a"), row(id="b"), row(id="i", measure="instructions",
                                                                    peer_value=28.0)]), 1)
+
+    def test_round_trips_have_their_own_tolerance(self):
+        rt = dict(id="rt", group="Redis round trips")
+        self.assertEqual(self.check([row(id="a"), row(**rt, peer_value=15.0)]), 0)  # -50 %
+        self.assertEqual(self.check([row(id="a"), row(**rt, peer_value=11.0)]), 1)  # -63 %
 
     def test_a_rows_own_tolerance_wins(self):
         self.assertEqual(self.check([row(id="a", peer_value=19.0, tolerance=0.5), row(id="b")]), 0)
