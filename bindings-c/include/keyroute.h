@@ -62,10 +62,11 @@
 
 /**
  * The largest `count` of a batch call (`keyroute_key_slots`, `keyroute_ring_get_many`,
- * the seed calls, `keyroute_plan_new`): 2^32. A larger count is refused with
+ * the seed calls, `keyroute_plan_new`): 2^24 = 16,777,216, the same limit in every
+ * language (core's `keys::MAX_KEYS_PER_CALL`). A larger count is refused with
  * `KEYROUTE_TOO_LARGE` before anything is read or allocated.
  */
-#define KEYROUTE_MAX_BATCH 4294967296
+#define KEYROUTE_MAX_BATCH 16777216
 
 /**
  * The result of every fallible call: `KEYROUTE_OK` (0), `KEYROUTE_EMPTY` (1, an answer of
@@ -299,6 +300,51 @@ typedef enum keyroute_status {
      * Another operation must finish first.
      */
     KEYROUTE_BUSY = 71,
+    /**
+     * The deadline passed before a value was served (another instance may still be
+     * loading it).
+     */
+    KEYROUTE_CACHE_TIMEOUT = 80,
+    /**
+     * The loader failed (or its failure is still cached for the negative TTL).
+     */
+    KEYROUTE_BACKEND_ERROR = 81,
+    /**
+     * The session does not exist or expired: log in again.
+     */
+    KEYROUTE_SESSION_EXPIRED = 82,
+    /**
+     * The session was created by another service version.
+     */
+    KEYROUTE_VERSION_MISMATCH = 83,
+    /**
+     * Nothing is stored under that name.
+     */
+    KEYROUTE_NOT_FOUND = 84,
+    /**
+     * A value or session data is larger than the configured maximum.
+     */
+    KEYROUTE_VALUE_TOO_LARGE = 85,
+    /**
+     * A client id is empty or too long.
+     */
+    KEYROUTE_BAD_CLIENT_ID = 86,
+    /**
+     * A cache kind is empty, too long, or holds '{', '}' or a control byte.
+     */
+    KEYROUTE_BAD_KIND = 87,
+    /**
+     * A device id is empty, too long, or holds '{', '}' or a control byte.
+     */
+    KEYROUTE_BAD_DEVICE_ID = 88,
+    /**
+     * A session id is not of the form keyroute gives.
+     */
+    KEYROUTE_BAD_SESSION_ID = 89,
+    /**
+     * A service version is too long.
+     */
+    KEYROUTE_BAD_VERSION = 90,
 } keyroute_status;
 
 /**

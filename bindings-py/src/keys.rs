@@ -13,7 +13,7 @@ use crate::errors::{bad_type, too_large};
 /// iterable reports a longer `len()`, or yields more, is refused with `TOO_LARGE` (the
 /// limit is checked before anything is allocated for the reported length; results grow
 /// only as keys actually arrive).
-pub(crate) const MAX_KEYS_PER_CALL: usize = 1 << 28;
+pub(crate) use keyroute::keys::MAX_KEYS_PER_CALL;
 
 fn too_many(what: &str, n: &dyn std::fmt::Display) -> PyErr {
     too_large(format!(

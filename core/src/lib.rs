@@ -5,6 +5,8 @@
 //!   fast SipHash `native` profile; the node-list grammar ([`ring::parse_nodes`]).
 //! * [`slot`]: Redis Cluster hash slots, the slot map, redirects and resharding plans.
 //! * [`select`]: least-used selection: the Lua scripts and an in-memory pool model.
+//! * [`cache`]: the smart cache on Redis (entries loaded once across instances with a
+//!   fenced lease, sessions, devices): key names, scripts, reply decoders, state models.
 //! * [`script`]: every Lua script keyroute runs, as values ([`script::SCRIPTS`]).
 //! * [`error`]: the error codes every language shows ([`error::ErrorCode`]).
 //! * [`keys`]: [`keys::PackedKeys`], a batch of keys in one buffer, for bindings.
@@ -73,6 +75,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod cache;
 pub mod error;
 #[cfg(feature = "alloc")]
 pub mod keys;
