@@ -250,6 +250,14 @@ def loadavg() -> list[float]:
         return [round(x, 2) for x in os.getloadavg()]
 
 
+def _shown(path: Path) -> str:
+    """A path relative to the repository when inside it."""
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     run_dir: Path = args.dir
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -288,8 +296,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         secs = time.monotonic() - t
         status = "ok" if rc == 0 else f"failed (exit {rc})"
         results.append({"target": target, "status": status, "seconds": round(secs, 1),
-                        "log": str(log.relative_to(ROOT))})
-        print(f"  {target:<20} {status:<18} {secs:7.1f} s   load {loadavg()[0]:.2f}   log {log.relative_to(ROOT)}",
+                        "log": _shown(log)})
+        print(f"  {target:<20} {status:<18} {secs:7.1f} s   load {loadavg()[0]:.2f}   log {_shown(log)}",
               flush=True)
         if rc != 0:
             tail = log.read_text(errors="replace").splitlines()[-15:]

@@ -156,6 +156,24 @@ class Check(unittest.TestCase):
         self.assertEqual(self.check([row(id="zzz")]), 2)
 
 
+class Run(unittest.TestCase):
+    def test_a_failing_target_is_recorded_and_the_run_goes_on(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = Path(tmp)
+            (d / "stale.json").write_text(json.dumps(suite("stale", [row()])))
+            args = argparse.Namespace(dir=d, targets=["no-such-target-1", "no-such-target-2"])
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(report.cmd_run(args), 0)
+            run = json.loads((d / "run.json").read_text())
+            self.assertEqual([t["target"] for t in run["targets"]], args.targets)
+            self.assertTrue(all(t["status"].startswith("failed") for t in run["targets"]))
+            self.assertEqual(len(run["load_start"]), 3)
+            # The previous run's files are moved aside, never reported as this run's.
+            self.assertFalse((d / "stale.json").exists())
+            self.assertTrue((d / "previous" / "stale.json").exists())
+            self.assertEqual(report.load_run(d)[1], [])
+
+
 class Render(unittest.TestCase):
     def test_readme_section_lists_like_for_like_first_and_labels_the_clock(self):
         rows = [report.check_row(r, "s") for r in (
