@@ -315,6 +315,11 @@ fn workspace_root() -> PathBuf {
 }
 
 /// Where suites are written: `$KEYROUTE_BENCH_DIR`, else `<workspace>/build/bench`.
+///
+/// ```
+/// let dir = keyroute_bench::report::out_dir();
+/// assert!(std::env::var_os("KEYROUTE_BENCH_DIR").is_some() || dir.ends_with("build/bench"));
+/// ```
 pub fn out_dir() -> PathBuf {
     std::env::var_os("KEYROUTE_BENCH_DIR")
         .map(PathBuf::from)
@@ -322,6 +327,12 @@ pub fn out_dir() -> PathBuf {
 }
 
 /// The 1, 5 and 15 minute load averages (`/proc/loadavg`), if readable.
+///
+/// ```
+/// if let Some([one, five, fifteen]) = keyroute_bench::report::load_average() {
+///     assert!(one >= 0.0 && five >= 0.0 && fifteen >= 0.0);
+/// }
+/// ```
 pub fn load_average() -> Option<[f64; 3]> {
     let text = fs::read_to_string("/proc/loadavg").ok()?;
     let mut it = text.split_whitespace().map(|x| x.parse::<f64>().ok());
@@ -359,6 +370,12 @@ pub fn crate_version(name: &str) -> Option<String> {
 /// neighbour's process slowed down moves it least. Only `estimates.json` files written
 /// after `since` count, so figures of an earlier run (or of a benchmark this run
 /// filtered out) are never reported as this run's.
+///
+/// ```
+/// use keyroute_bench::report::CriterionRun;
+/// let run = CriterionRun::read(std::path::Path::new("/nonexistent"), std::time::SystemTime::now());
+/// assert!(run.is_empty() && run.median("group/bench").is_none());
+/// ```
 #[derive(Debug, Default)]
 pub struct CriterionRun {
     medians: BTreeMap<String, f64>,
