@@ -283,6 +283,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     sampler = threading.Thread(target=sample, daemon=True)
     started = datetime.datetime.now(datetime.timezone.utc)
+    commit, dirty = git_commit()
     load_start = loadavg()
     sampler.start()
     results = []
@@ -308,6 +309,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     wall = time.monotonic() - t0
     run = {
         "started": started.isoformat(timespec="seconds"),
+        "commit": commit,
+        "dirty": dirty,
         "wall_seconds": round(wall, 1),
         "load_start": load_start,
         "load_end": load_end,
@@ -334,6 +337,12 @@ def _out(cmd: list[str]) -> str:
         return ""
 
 
+def git_commit() -> tuple[str, bool]:
+    """HEAD's short hash, and whether tracked files differ from it."""
+    return (_out(["git", "rev-parse", "--short=12", "HEAD"]),
+            bool(_out(["git", "status", "--porcelain", "--untracked-files=no"])))
+
+
 def machine(run: dict[str, Any]) -> dict[str, Any]:
     model = ""
     for line in _out(["lscpu"]).splitlines():
@@ -347,8 +356,9 @@ def machine(run: dict[str, Any]) -> dict[str, Any]:
                 break
     except OSError:
         pass
-    commit = _out(["git", "rev-parse", "--short=12", "HEAD"])
-    dirty = bool(_out(["git", "status", "--porcelain", "--untracked-files=no"]))
+    commit, dirty = git_commit()
+    if run.get("commit"):  # the commit the suites ran on, not the one rendering
+        commit, dirty = run["commit"], run.get("dirty", False)
     return {
         "cpu": model or platform.processor() or "unknown",
         "flags": {f: f in flags for f in FLAGS},
@@ -366,7 +376,7 @@ def machine(run: dict[str, Any]) -> dict[str, Any]:
             "rustc": _out(["rustc", "--version"]),
             "gcc": _out(["gcc", "--version"]).splitlines()[0] if _out(["gcc", "--version"]) else "",
             "python": f"Python {platform.python_version()}",
-            "node": _out(["node", "--version"]),
+            "node": f"Node {_out(['node', '--version'])}" if shutil.which("node") else "",
             "redis-server": _out(["redis-server", "--version"]).split(" sha=")[0],
         },
     }
@@ -495,9 +505,10 @@ def readme_section(rows: list[dict[str, Any]], m: dict[str, Any], not_run: list[
         f"{_load(m)}, {m['date'][:10]}, commit `{m['commit']}`). Every row says what it measures: "
         "**wall** (elapsed time) or **CPU** (CPU time of the measuring thread or process). "
         "The ratio is how many times faster keyroute is than the peer, both measured in the same run; "
-        "like-for-like rows (the same algorithm, answers checked identical) come first, and rows marked "
-        "*not like for like* compare another algorithm. Every row, the machine, the method of each suite "
-        "and charts: [docs/benchmarks.md](docs/benchmarks.md).",
+        "like-for-like rows (both sides do the same work: the same ring with answers checked identical, "
+        "or the same commands on the same server) come first, and rows marked *not like for like* "
+        "compare another algorithm. Every row, the machine, the method of each suite and charts: "
+        "[docs/benchmarks.md](docs/benchmarks.md).",
         "",
         "| what | measures | keyroute | peer | ratio |",
         "|---|---|---:|---|---:|",
