@@ -20,7 +20,7 @@ BENCH_VENV := $(BUILD)/venv-bench
 BENCH_PY := $(BENCH_VENV)/bin/python
 BENCH_REPORT := bench/report/report.py
 BENCH_REPORT_TARGETS ?= $(BENCH_TARGETS)
-BENCH_TOLERANCE ?= 0.35
+BENCH_TOLERANCE ?= 0.40
 export KEYROUTE_BENCH_CLOCK ?= cpu
 
 $(BENCH_VENV)/.deps: bench/report/requirements.txt

@@ -41,19 +41,20 @@ FLAGS = ("avx2", "avx512f", "avx512bw", "avx512vl", "avx512vbmi", "pclmulqdq", "
 
 # `make bench-check`: a ratio may fall this far below the recorded one before it counts as
 # a regression (fall = 1 - now / recorded). Measured on this project's shared 2-core VM
-# (`report.py spread` over three full runs of one commit, load average 4-11 from other
-# builds; bench/README.md, "Tolerance"): the in-process ratios fell by up to 33 % between
-# runs (Node's best-of-7 rounds and criterion's 16 B key_slot most; C's and Python's
-# interleaved bursts under 10 %), which is the VM's "drift by up to a third"; 35 % is just
-# above it, so a check on a loaded machine does not fail on noise, and a real loss of a
-# third or more is caught. A row may carry its own "tolerance" (a fraction); instruction
+# (`report.py spread` over four full runs of one commit, load average 3-11 from other
+# builds; bench/README.md, "Tolerance"): in-process ratios fell by up to 34.5 % between
+# runs (criterion's sequential benchmarks and Node's best-of-7 rounds most; C's and
+# Python's interleaved bursts under 10 %): the VM's "drift by up to a third". 40 % is above
+# it with a margin, so a check on a loaded machine does not fail on noise, and a real loss
+# of 40 % or more is caught. A row may carry its own "tolerance" (a fraction); instruction
 # counts, which do not drift, use INSTRUCTIONS_TOLERANCE.
-TOLERANCE = 0.35
+TOLERANCE = 0.40
 INSTRUCTIONS_TOLERANCE = 0.05
 # Round trips to a local redis-server (wall clock, one connection, other processes' load in
-# the way of both the client and the server) moved far more: up to 52 % between runs.
+# the way of both the client and the server) moved far more: up to 67 % between runs, so
+# only a loss of three quarters fails; tighten it from a quiet machine's runs.
 ROUND_TRIPS = "Redis round trips"
-ROUND_TRIPS_TOLERANCE = 0.6
+ROUND_TRIPS_TOLERANCE = 0.75
 
 
 # --------------------------------------------------------------------------- loading rows

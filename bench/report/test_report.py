@@ -145,8 +145,8 @@ class Check(unittest.TestCase):
 
     def test_round_trips_have_their_own_tolerance(self):
         rt = dict(id="rt", group="Redis round trips")
-        self.assertEqual(self.check([row(id="a"), row(**rt, peer_value=15.0)]), 0)  # -50 %
-        self.assertEqual(self.check([row(id="a"), row(**rt, peer_value=11.0)]), 1)  # -63 %
+        self.assertEqual(self.check([row(id="a"), row(**rt, peer_value=9.0)]), 0)  # -70 %
+        self.assertEqual(self.check([row(id="a"), row(**rt, peer_value=6.0)]), 1)  # -80 %
 
     def test_a_rows_own_tolerance_wins(self):
         self.assertEqual(self.check([row(id="a", peer_value=19.0, tolerance=0.5), row(id="b")]), 0)
