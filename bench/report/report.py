@@ -291,14 +291,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"bench run: {' '.join(args.targets)}; load average {load_start}", flush=True)
     for target in args.targets:
         log = logs / f"{target}.log"
+        before = {p.name: p.stat().st_mtime for p in run_dir.glob("*.json")}
         t = time.monotonic()
         with log.open("wb") as out:
             rc = subprocess.call(["make", "-j1", "--no-print-directory", target], cwd=ROOT, env=env,
                                  stdout=out, stderr=subprocess.STDOUT)
         secs = time.monotonic() - t
         status = "ok" if rc == 0 else f"failed (exit {rc})"
+        wrote = sorted(p.name for p in run_dir.glob("*.json") if before.get(p.name) != p.stat().st_mtime)
         results.append({"target": target, "status": status, "seconds": round(secs, 1),
-                        "log": _shown(log)})
+                        "log": _shown(log), "wrote": wrote})
         print(f"  {target:<20} {status:<18} {secs:7.1f} s   load {loadavg()[0]:.2f}   log {_shown(log)}",
               flush=True)
         if rc != 0:
@@ -615,9 +617,10 @@ def cmd_render(args: argparse.Namespace) -> int:
     not_run += [f"`{t['target']}`" for t in run.get("targets", []) if t["status"] != "ok"]
     for missing in sorted(recorded - {s["suite"] for s in suites}):
         md.append(f"| {missing} | — | — | **not run** in this run (it was in the previous record) | |")
-    md += ["", "| make target | status | time |", "|---|---|---:|"]
+    md += ["", "| make target | status | time | wrote |", "|---|---|---:|---|"]
     for t in run.get("targets", []):
-        md.append(f"| `{t['target']}` | {t['status']} | {_duration(t['seconds'])} |")
+        wrote = ", ".join(t.get("wrote", [])) or "no rows (its figures are printed only: see its log)"
+        md.append(f"| `{t['target']}` | {t['status']} | {_duration(t['seconds'])} | {wrote} |")
     if not run.get("targets"):
         md.append("| — | not recorded (no build/bench/run.json) | |")
     if problems:

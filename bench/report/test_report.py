@@ -167,6 +167,7 @@ class Run(unittest.TestCase):
             run = json.loads((d / "run.json").read_text())
             self.assertEqual([t["target"] for t in run["targets"]], args.targets)
             self.assertTrue(all(t["status"].startswith("failed") for t in run["targets"]))
+            self.assertEqual([t["wrote"] for t in run["targets"]], [[], []])
             self.assertEqual(len(run["load_start"]), 3)
             # The previous run's files are moved aside, never reported as this run's.
             self.assertFalse((d / "stale.json").exists())
