@@ -8,6 +8,7 @@
 #   make update-header-c          copy the freshly generated header over include/keyroute.h
 #   make bench-c                  keyroute_ring_get vs libmemcached, keyroute_key_slot (C),
 #                                 then each C call against the Rust call it wraps
+#                                 (build/bench/c.json and c-ffi.json for make bench-report)
 .PHONY: setup-apt-c build-c check-header-c update-header-c lint-c stage-c install-c install \
         test-c test-c-rust test-c-unit test-c-contract test-c-redis test-c-cache test-c-install \
         test-c-examples check-parity-c build-bench-c example-c example-cache-c example-java bench-c
@@ -265,5 +266,6 @@ example-java: stage-c
 
 BENCH_TARGETS += bench-c
 bench-c: build-bench-c
-	$(C_BUILD)/bench_c
+	@mkdir -p $(BUILD)/bench
+	$(C_BUILD)/bench_c --json $(BUILD)/bench/c.json
 	$(CARGO) bench -p keyroute-c --bench ffi

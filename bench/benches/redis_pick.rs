@@ -2,8 +2,9 @@
 //! `EVALSHA` on the same server (one client, no pipelining), and `pick_many(n)` against
 //! single picks. Starts its own redis-server on a free 127.0.0.1 port.
 //!
-//! `cargo bench -p keyroute --features redis --bench redis_pick`
-//! (env `KEYROUTE_BENCH_PICKS`, default 20000 picks per run; best of 3 runs).
+//! `cargo bench -p keyroute-bench --bench redis_pick` (`make bench-redis`)
+//! (env `KEYROUTE_BENCH_PICKS`, default 20000 picks per run; best of 3 runs). The figures
+//! are also written to `build/bench/redis-pick.json` for `make bench-report`.
 #![allow(clippy::unwrap_used)]
 
 #[path = "../../redis/tests/common/standalone.rs"]
@@ -13,6 +14,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use keyroute::select::LEAST_USED;
+use keyroute_bench::report::{Measure, Row, Suite};
 use keyroute_redis::{connect, LeastUsed, Timeouts};
 
 const POOL: &str = "{bench}:pool";
@@ -44,6 +46,16 @@ fn redis_benchmark(port: u16, picks: usize) -> Option<f64> {
     line.split(',').nth(1)?.trim_matches('"').parse().ok()
 }
 
+/// `redis-benchmark --version` without the program name, e.g. `7.0.15`.
+fn redis_benchmark_version() -> Option<String> {
+    let out = Command::new("redis-benchmark")
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace().nth(1).map(str::to_owned)
+}
+
 fn main() {
     let picks: usize = std::env::var("KEYROUTE_BENCH_PICKS")
         .ok()
@@ -69,6 +81,31 @@ fn main() {
         redis_benchmark(server.port(), picks).unwrap_or(0.0)
     });
     println!("pick()                     {single:>10.0} picks/s  (1 connection, {picks} picks, best of {RUNS})");
+    let mut suite = Suite::new(
+        "redis-pick",
+        "bench/benches/redis_pick.rs",
+        format!("wall clock; best of {RUNS} runs of {picks} picks each side, one after the other, on one local redis-server"),
+    );
+    let mut row = Row::new(
+        "least_used/pick-vs-evalsha",
+        "Redis round trips",
+        "Rust LeastUsed::pick vs redis-benchmark running the same EVALSHA, 1 connection, no pipelining",
+        Measure::Wall,
+        "calls/s",
+        single,
+    )
+    .higher_is_better()
+    .like_for_like(true)
+    .headline()
+    .note("the same script on the same server; redis-benchmark only sends it and reads the reply");
+    if reference > 0.0 {
+        row = row.peer(
+            "redis-benchmark EVALSHA -c 1 -P 1",
+            redis_benchmark_version(),
+            reference,
+        );
+    }
+    suite.push(row);
     if reference > 0.0 {
         println!(
             "redis-benchmark EVALSHA    {reference:>10.0} req/s    (-c 1 -P 1, same script and server)"
@@ -93,5 +130,21 @@ fn main() {
             "pick_many({n:<4})            {rate:>10.0} picks/s  = {:>5.1} x single picks (target >= 5 x)",
             rate / single
         );
+        suite.push(
+            Row::new(
+                format!("least_used/pick_many-{n}"),
+                "Redis round trips",
+                format!("Rust LeastUsed::pick_many({n}), 1 connection"),
+                Measure::Wall,
+                "picks/s",
+                rate,
+            )
+            .higher_is_better()
+            .note(format!(
+                "{:.1}x the rate of single picks in this run",
+                rate / single
+            )),
+        );
     }
+    suite.write().unwrap();
 }

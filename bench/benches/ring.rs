@@ -1,13 +1,22 @@
 //! Ring lookups and builds, side by side with peer crates in the same run.
 //!
-//! `make bench` (or `cargo bench -p keyroute --bench ring`).
+//! `make bench-rust` (or `cargo bench -p keyroute-bench --bench ring`); with
+//! `KEYROUTE_BENCH_CLOCK=cpu` the figures are this thread's CPU time (see
+//! `common/clock.rs`). After the run the figures (criterion's medians) are written to
+//! `build/bench/rust-ring.json` for `make bench-report` (`bench/README.md`).
 
 use std::hash::{Hash, Hasher};
 use std::hint::black_box;
 use std::net::SocketAddr;
+use std::time::SystemTime;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 use keyroute::ring::{Profile, Ring};
+use keyroute_bench::report::{crate_version, CriterionRun, Row, Suite};
+
+#[path = "common/clock.rs"]
+mod clock;
+use clock::Clock;
 
 fn keys16() -> Vec<[u8; 16]> {
     // 16-byte keys, deterministic, spread over the circle.
@@ -33,7 +42,7 @@ impl Hash for VNode {
     }
 }
 
-fn lookups(c: &mut Criterion) {
+fn lookups(c: &mut Criterion<Clock>) {
     let keys = keys16();
     let nodes: Vec<(String, u32)> = (0..100).map(|i| (format!("node-{i}"), 1)).collect();
 
@@ -125,7 +134,7 @@ fn lookups(c: &mut Criterion) {
     g.finish();
 }
 
-fn builds(c: &mut Criterion) {
+fn builds(c: &mut Criterion<Clock>) {
     let mut g = c.benchmark_group("build");
     g.sample_size(10);
     let nodes: Vec<(String, u32)> = (0..1000)
@@ -152,5 +161,157 @@ fn builds(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, lookups, builds);
-criterion_main!(benches);
+criterion_group! {
+    name = benches;
+    config = Criterion::default().with_measurement(Clock::from_env());
+    targets = lookups, builds
+}
+
+fn main() {
+    let started = SystemTime::now();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    report(&CriterionRun::since(started));
+}
+
+const LOOKUP: &str = "lookup/native 100x160, 16 B keys";
+const KETAMA: &str = "lookup/ketama 100 nodes, 16 B keys";
+
+/// This run's figures as report rows (`build/bench/rust-ring.json`).
+fn report(run: &CriterionRun) {
+    if run.is_empty() {
+        println!("bench report: no criterion figures from this run (filtered or --test); nothing written");
+        return;
+    }
+    let measure = Clock::from_env().measure();
+    let mut suite = Suite::new(
+        "rust-ring",
+        "bench/benches/ring.rs",
+        "criterion: median time per call over its samples; each benchmark after the other (not interleaved)",
+    );
+    let per_call = |id: &str| run.median(id);
+    let md5 = per_call(&format!("{KETAMA}/keyroute md5 key hash only"));
+    if let Some(ns) = per_call(&format!("{LOOKUP}/keyroute native get")) {
+        let mut row = Row::new(
+            "ring/native-get",
+            "Ring lookup",
+            "Rust Ring::get_index, native profile, 100 nodes x 160 points, 16 B keys",
+            measure,
+            "ns/call",
+            ns,
+        )
+        .like_for_like(false)
+        .headline()
+        .note(
+            "not like for like: SipHash-1-3 over the 16 B key vs the hashring crate's \
+             SipHash-2-4 over 24 B (Hash of a [u8; 16] writes its length first); different rings",
+        );
+        if let Some(peer) = per_call(&format!("{LOOKUP}/hashring crate get")) {
+            row = row.peer("hashring crate get", crate_version("hashring"), peer);
+        }
+        suite.push(row);
+    }
+    if let Some(ns) = per_call(&format!("{LOOKUP}/keyroute native key hash only")) {
+        suite.push(Row::new(
+            "ring/native-key-hash",
+            "Ring lookup",
+            "Rust SipHash-1-3 of a 16 B key alone (the native profile's key hash)",
+            measure,
+            "ns/call",
+            ns,
+        ));
+    }
+    if let Some(ns) = per_call("lookup/batch native 100x160/keyroute get_many_into 4096 keys") {
+        suite.push(
+            Row::new(
+                "ring/native-get-many",
+                "Ring lookup",
+                "Rust Ring::get_many_into, native profile, 4096 keys of 16 B per call",
+                measure,
+                "ns/key",
+                ns / 4096.0,
+            )
+            .headline(),
+        );
+    }
+    for (id, label, profile, headline) in [
+        (
+            "ring/libketama-get",
+            "keyroute libketama get",
+            "libketama",
+            true,
+        ),
+        (
+            "ring/libmemcached-get",
+            "keyroute libmemcached get",
+            "libmemcached",
+            false,
+        ),
+        (
+            "ring/uhashring-get",
+            "keyroute uhashring get",
+            "uhashring",
+            false,
+        ),
+    ] {
+        if let Some(ns) = per_call(&format!("{KETAMA}/{label}")) {
+            let mut row = Row::new(
+                id,
+                "Ring lookup",
+                format!("Rust Ring::get_index, {profile} profile, 100 nodes, 16 B keys"),
+                measure,
+                "ns/call",
+                ns,
+            );
+            if let Some(md5) = md5 {
+                row = row.note(format!("MD5 of the key alone: {md5:.0} ns in this run"));
+            }
+            if headline {
+                row = row.headline();
+            }
+            suite.push(row);
+        }
+    }
+    if let (Some(ns), Some(peer)) = (
+        per_call(&format!("{KETAMA}/keyroute libketama get")),
+        per_call(&format!("{KETAMA}/pingora-ketama node_idx")),
+    ) {
+        suite.push(
+            Row::new(
+                "ring/libketama-vs-pingora",
+                "Ring lookup",
+                "Rust Ring::get_index, libketama profile vs pingora-ketama Continuum::node_idx, 100 nodes, 16 B keys",
+                measure,
+                "ns/call",
+                ns,
+            )
+            .peer("pingora-ketama node_idx", crate_version("pingora-ketama"), peer)
+            .like_for_like(false)
+            .note("not like for like: pingora-ketama is nginx's ring (CRC32 points), keyroute's libketama profile hashes with MD5"),
+        );
+    }
+    for (id, label, what) in [
+        (
+            "build/native-1000x160",
+            "keyroute native 1000x160",
+            "Rust ring build, native profile, 1000 nodes x 160 points",
+        ),
+        (
+            "build/libketama-1000",
+            "keyroute libketama 1000 nodes",
+            "Rust ring build, libketama profile, 1000 nodes",
+        ),
+    ] {
+        if let Some(ns) = per_call(&format!("build/{label}")) {
+            let mut row = Row::new(id, "Ring build", what, measure, "ms/build", ns / 1e6);
+            if id.starts_with("build/native") {
+                row = row.headline();
+            }
+            suite.push(row);
+        }
+    }
+    if let Err(e) = suite.write() {
+        eprintln!("bench report: could not write rust-ring.json: {e}");
+        std::process::exit(1);
+    }
+}

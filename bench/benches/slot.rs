@@ -10,13 +10,23 @@
 //! * `batch/1000x<len>`: 1000 keys per iteration.
 //!
 //! On a busy shared machine wall-clock figures include time the benchmark spent waiting
-//! for a CPU. `SLOT_BENCH_CLOCK=cpu` measures this thread's CPU time instead
-//! (`CLOCK_THREAD_CPUTIME_ID`, Unix only), which is what the code costs when it runs.
+//! for a CPU. `KEYROUTE_BENCH_CLOCK=cpu` (or `SLOT_BENCH_CLOCK=cpu`) measures this
+//! thread's CPU time instead (`CLOCK_THREAD_CPUTIME_ID`, Unix only, `common/clock.rs`),
+//! which is what the code costs when it runs.
+//!
+//! Before timing, keyroute's answers are checked against the peers' on every benchmark
+//! key. After the run the figures (criterion's medians) are written to
+//! `build/bench/rust-slot.json` for `make bench-report` (`bench/README.md`).
 use std::hint::black_box;
+use std::time::SystemTime;
 
-use criterion::measurement::{Measurement, ValueFormatter, WallTime};
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use keyroute::slot::{crc16_xmodem, hash_tag, key_slot, key_slots};
+use keyroute_bench::report::{crate_version, CriterionRun, Row, Suite};
+
+#[path = "common/clock.rs"]
+mod clock;
+use clock::Clock;
 
 /// Deterministic pseudo-random bytes without `{`/`}` (so the whole key is hashed).
 fn key(len: usize, seed: u64) -> Vec<u8> {
@@ -90,87 +100,147 @@ fn bench_batch(c: &mut Criterion<Clock>) {
     g.finish();
 }
 
-/// Wall time (default) or, with `SLOT_BENCH_CLOCK=cpu`, this thread's CPU time; both in
-/// nanoseconds, so criterion's time formatting applies to either.
-struct Clock {
-    cpu: bool,
-    wall: WallTime,
-}
-
-impl Clock {
-    fn from_env() -> Self {
-        let cpu = std::env::var("SLOT_BENCH_CLOCK").is_ok_and(|v| v == "cpu");
-        if cpu && !cfg!(unix) {
-            eprintln!("SLOT_BENCH_CLOCK=cpu needs a Unix system; using wall time");
-        }
-        Self {
-            cpu: cpu && cfg!(unix),
-            wall: WallTime,
-        }
-    }
-
-    fn now_ns(&self) -> u64 {
-        if self.cpu {
-            thread_cpu_ns()
-        } else {
-            0
-        }
-    }
-}
-
-#[cfg(unix)]
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-#[cfg(not(unix))]
-fn thread_cpu_ns() -> u64 {
-    0
-}
-
-impl Measurement for Clock {
-    type Intermediate = (std::time::Instant, u64);
-    type Value = u64;
-
-    fn start(&self) -> Self::Intermediate {
-        (std::time::Instant::now(), self.now_ns())
-    }
-
-    fn end(&self, (wall, cpu): Self::Intermediate) -> u64 {
-        if self.cpu {
-            self.now_ns() - cpu
-        } else {
-            wall.elapsed().as_nanos() as u64
-        }
-    }
-
-    fn add(&self, a: &u64, b: &u64) -> u64 {
-        a + b
-    }
-
-    fn zero(&self) -> u64 {
-        0
-    }
-
-    fn to_f64(&self, value: &u64) -> f64 {
-        *value as f64
-    }
-
-    fn formatter(&self) -> &dyn ValueFormatter {
-        self.wall.formatter()
-    }
-}
-
 criterion_group! {
     name = benches;
     config = Criterion::default().with_measurement(Clock::from_env());
     targets = bench_crc, bench_key_slot, bench_batch
 }
-criterion_main!(benches);
+
+/// keyroute and the peers agree on every key this benchmark times.
+fn same_answers() -> bool {
+    let mut keys: Vec<Vec<u8>> = SIZES
+        .iter()
+        .flat_map(|&len| [key(len, 1), key(len, 2)])
+        .collect();
+    keys.extend(
+        [16usize, 64]
+            .iter()
+            .flat_map(|&len| (0..1000).map(move |i| key(len, 100 + i))),
+    );
+    keys.iter().all(|k| {
+        let slot = key_slot(k);
+        crc16_xmodem(k) == crc16::State::<crc16::XMODEM>::calculate(k)
+            && redis::cluster_routing::Slot::new(slot)
+                == Some(redis::cluster_routing::Slot::for_key(k))
+            && slot == crc16::State::<crc16::XMODEM>::calculate(hash_tag(k)) & 16383
+    })
+}
+
+fn main() {
+    let same = same_answers();
+    assert!(
+        same,
+        "keyroute's key slots differ from the peers' on the benchmark keys"
+    );
+    let started = SystemTime::now();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    report(&CriterionRun::since(started), same);
+}
+
+/// This run's figures as report rows (`build/bench/rust-slot.json`).
+fn report(run: &CriterionRun, same: bool) {
+    if run.is_empty() {
+        println!("bench report: no criterion figures from this run (filtered or --test); nothing written");
+        return;
+    }
+    let measure = Clock::from_env().measure();
+    let redis_version = crate_version("redis");
+    let crc16_version = crate_version("crc16");
+    let mut suite = Suite::new(
+        "rust-slot",
+        "bench/benches/slot.rs",
+        "criterion: median time per call over its samples; each benchmark after the other (not interleaved)",
+    );
+    for len in SIZES {
+        let gbps = |ns: f64| format!("keyroute {:.2} GB/s", len as f64 / ns);
+        if let Some(ns) = run.median(&format!("key_slot/keyroute/{len}")) {
+            if let Some(peer) = run.median(&format!("key_slot/redis_crate/{len}")) {
+                suite.push(
+                    Row::new(
+                        format!("key_slot/{len}/redis"),
+                        "Cluster key slot",
+                        format!(
+                            "Rust key_slot vs redis::cluster_routing::Slot::for_key, {len} B key"
+                        ),
+                        measure,
+                        "ns/call",
+                        ns,
+                    )
+                    .peer("redis crate Slot::for_key", redis_version.clone(), peer)
+                    .same_answers(same)
+                    .like_for_like(true)
+                    .note(gbps(ns)),
+                );
+            }
+            if let Some(peer) = run.median(&format!("key_slot/crc16_crate/{len}")) {
+                let mut row = Row::new(
+                    format!("key_slot/{len}/crc16"),
+                    "Cluster key slot",
+                    format!(
+                        "Rust key_slot vs the crc16 crate behind keyroute's tag scan, {len} B key"
+                    ),
+                    measure,
+                    "ns/call",
+                    ns,
+                )
+                .peer("crc16 crate (XMODEM) & 16383", crc16_version.clone(), peer)
+                .same_answers(same)
+                .like_for_like(true)
+                .note(gbps(ns));
+                if len != 64 {
+                    row = row.headline();
+                }
+                suite.push(row);
+            }
+        }
+        if let (Some(ns), Some(peer)) = (
+            run.median(&format!("crc16/keyroute/{len}")),
+            run.median(&format!("crc16/crc16_crate/{len}")),
+        ) {
+            suite.push(
+                Row::new(
+                    format!("crc16/{len}"),
+                    "Cluster key slot",
+                    format!("Rust CRC-16/XMODEM alone, {len} B"),
+                    measure,
+                    "ns/call",
+                    ns,
+                )
+                .peer("crc16 crate (XMODEM)", crc16_version.clone(), peer)
+                .same_answers(same)
+                .like_for_like(true)
+                .note(gbps(ns)),
+            );
+        }
+    }
+    for len in [16usize, 64] {
+        let id = format!("1000x{len}");
+        if let (Some(ns), Some(peer)) = (
+            run.median(&format!("batch/keyroute_key_slots/{id}")),
+            run.median(&format!("batch/redis_crate_loop/{id}")),
+        ) {
+            suite.push(
+                Row::new(
+                    format!("key_slots/{id}"),
+                    "Cluster key slot",
+                    format!("Rust key_slots over 1000 keys of {len} B vs a Slot::for_key loop"),
+                    measure,
+                    "ns/key",
+                    ns / 1000.0,
+                )
+                .peer(
+                    "redis crate Slot::for_key (loop)",
+                    redis_version.clone(),
+                    peer / 1000.0,
+                )
+                .same_answers(same)
+                .like_for_like(true),
+            );
+        }
+    }
+    if let Err(e) = suite.write() {
+        eprintln!("bench report: could not write rust-slot.json: {e}");
+        std::process::exit(1);
+    }
+}

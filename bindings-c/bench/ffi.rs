@@ -3,7 +3,8 @@
 //! of many short bursts, so that load from other processes hits both alike).
 //!
 //! `cargo bench -p keyroute-c --bench ffi`; the C-side figures (and libmemcached) come
-//! from `bench.c` next to this file (`make bench-c` runs both).
+//! from `bench.c` next to this file (`make bench-c` runs both). The figures are also
+//! written to `build/bench/c-ffi.json` for `make bench-report` (`bench/README.md`).
 #![allow(clippy::unwrap_used)]
 
 use std::ffi::{c_char, CString};
@@ -11,6 +12,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use keyroute::*;
+use keyroute_bench::report::{Measure, Row, Suite};
 use keyroute_core::ring::{Profile, ProfileName, Ring};
 use keyroute_core::slot::key_slot;
 
@@ -84,7 +86,7 @@ fn fastest(fs: &mut [Lookup<'_>], keys: &[[u8; 16]]) -> (Vec<f64>, Vec<f64>) {
 /// figure of this project is taken), and the median of the paired differences (robust to
 /// drift, but it also keeps the bursts a neighbour slowed down). The verdict is on the
 /// first; both are printed.
-fn report(what: &str, (best, diffs): &(Vec<f64>, Vec<f64>), ffi: usize) {
+fn report(what: &str, (best, diffs): &(Vec<f64>, Vec<f64>), ffi: usize) -> f64 {
     let rust = best[0];
     let d = best[ffi] - rust;
     let within = |d: f64| d <= 2.0 || d <= 0.05 * rust;
@@ -99,6 +101,26 @@ fn report(what: &str, (best, diffs): &(Vec<f64>, Vec<f64>), ffi: usize) {
             "OVER target"
         }
     );
+    d
+}
+
+/// The C call against the Rust call it wraps, as a report row (the Rust call is the
+/// "peer": a ratio below 1 is the boundary's cost).
+fn row(id: &str, what: String, (best, _): &(Vec<f64>, Vec<f64>), ffi: usize, d: f64) -> Row {
+    Row::new(
+        id,
+        "C ABI overhead",
+        what,
+        Measure::Wall,
+        "ns/call",
+        best[ffi],
+    )
+    .peer("the Rust call it wraps (inlined)", None, best[0])
+    .like_for_like(true)
+    .note(format!(
+        "C call - Rust call = {d:+.2} ns ({:+.1}%), fastest burst against fastest burst",
+        100.0 * d / best[0]
+    ))
 }
 
 /// The Rust call as a C caller gets it: through a call the compiler cannot inline.
@@ -119,6 +141,14 @@ fn main() {
         .collect();
     // KEYROUTE_BENCH_PROFILE=native (say) runs one profile only, e.g. under callgrind.
     let only = std::env::var("KEYROUTE_BENCH_PROFILE").ok();
+    let mut suite = Suite::new(
+        "c-ffi",
+        "bindings-c/bench/ffi.rs",
+        format!(
+            "wall clock; fastest of {ROUNDS} interleaved bursts of {BURST} calls (order alternating, \
+             each after an untimed pass), in one process"
+        ),
+    );
     for name in [ProfileName::Libketama, ProfileName::Native] {
         if only.as_deref().is_some_and(|o| o != name.as_str()) {
             continue;
@@ -158,7 +188,16 @@ fn main() {
             ],
             &keys,
         );
-        report(&format!("ring get {name}"), &t, 2);
+        let d = report(&format!("ring get {name}"), &t, 2);
+        suite.push(row(
+            &format!("ffi/ring_get-{name}"),
+            format!(
+                "C keyroute_ring_get vs Rust Ring::get, {name} profile, 100 servers, 16 B keys"
+            ),
+            &t,
+            2,
+            d,
+        ));
         unsafe { keyroute_ring_free(c) };
     }
     let mut rust = |k: &[u8]| usize::from(key_slot(k));
@@ -172,5 +211,13 @@ fn main() {
         ],
         &keys,
     );
-    report("key_slot", &t, 2);
+    let d = report("key_slot", &t, 2);
+    suite.push(row(
+        "ffi/key_slot-16",
+        "C keyroute_key_slot vs Rust slot::key_slot, 16 B key".into(),
+        &t,
+        2,
+        d,
+    ));
+    suite.write().unwrap();
 }

@@ -122,6 +122,8 @@ const run = {
   cpu: cpus()[0]?.model || 'unknown',
   cpus: cpus().length,
   loadAverage: loadavg(),
+  // For the benchmark report (bench/report/report.py): each peer's installed version.
+  peerVersions: { hashring: peerVersion, 'cluster-key-slot': require('cluster-key-slot/package.json').version },
   date: new Date().toISOString(),
   size,
   rows,
