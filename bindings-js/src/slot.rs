@@ -3,7 +3,7 @@
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use keyroute::error::ErrorCode;
+use keyroute::error::{ErrorCode, Quoted};
 use keyroute::ring::checked_weight;
 use keyroute::slot::{
     hash_tag, key_slot, Address, Health, NodeIndex, Plan, Redirect, RedirectAction, Role, Shard,
@@ -108,7 +108,11 @@ fn role_of(id: &str, role: &str) -> Result<Role, JsError> {
     Role::from_redis(role).ok_or_else(|| {
         JsError::new(
             ErrorCode::InconsistentTopology,
-            alloc::format!("node {id:?} has role {role:?}; expected master or replica"),
+            alloc::format!(
+                "node {} has role {}; expected master or replica",
+                Quoted(id),
+                Quoted(role)
+            ),
         )
     })
 }

@@ -2,7 +2,7 @@
 use alloc::{string::String, vec, vec::Vec};
 use core::{fmt, ops::RangeInclusive};
 
-use crate::error::ErrorCode;
+use crate::error::{ErrorCode, Quoted};
 
 use super::{key_slot, Address, AddressError, Health, Node, NodeIndex, Role, SLOT_COUNT};
 
@@ -559,7 +559,8 @@ impl fmt::Display for MapError {
             ),
             Self::DuplicateId(id) => write!(
                 f,
-                "node id {id:?} is already in the slot map; node ids must be unique"
+                "node id {} is already in the slot map; node ids must be unique",
+                Quoted(id)
             ),
             Self::TooManyNodes => f.write_str("a slot map holds at most 65535 nodes"),
             Self::SlotOwnedTwice {
@@ -592,8 +593,9 @@ impl fmt::Display for MapError {
             Self::BadAddress(e) => write!(f, "node address: {e}"),
             Self::AddressConflict { id, first, second } => write!(
                 f,
-                "node id {id:?} is listed at {first} and at {second}; the reply is \
-                 inconsistent, fetch it again"
+                "node id {} is listed at {first} and at {second}; the reply is \
+                 inconsistent, fetch it again",
+                Quoted(id)
             ),
         }
     }
