@@ -26,7 +26,10 @@ pub fn split_host_port(s: &str) -> Result<(&str, u16), AddressError> {
     let (host, port) = s.rsplit_once(':').ok_or(AddressError::MissingPort)?;
     let port = parse_port(port)?;
     let host = match (host.strip_prefix('['), host.strip_suffix(']')) {
-        (Some(_), Some(_)) if host.len() >= 2 => &host[1..host.len() - 1],
+        // `[` ... `]`: the inside (no slicing by index: nothing here can panic).
+        (Some(inside), Some(_)) => inside
+            .strip_suffix(']')
+            .ok_or(AddressError::UnbalancedBrackets)?,
         (None, None) => host,
         _ => return Err(AddressError::UnbalancedBrackets),
     };
