@@ -150,7 +150,7 @@ fn find(list: &[(Vec<u8>, u64)], member: &[u8]) -> Result<usize, usize> {
 
 /// "`a` comes before `b`" for two indexes, given to the heap helpers below as a trait
 /// object so that one copy of them serves every order.
-type Before<'a> = &'a dyn Fn(usize, usize) -> bool;
+pub(crate) type Before<'a> = &'a dyn Fn(usize, usize) -> bool;
 
 /// Moves `v[i]` down until no child comes `before` it: restores a min-heap whose only
 /// fault is at `i`.
@@ -178,8 +178,9 @@ fn heapify(v: &mut [usize], before: Before<'_>) {
     }
 }
 
-/// Sorts `v` by `before` (heapsort: no sort code beyond the heap's own).
-fn heap_sort(v: &mut [usize], before: Before<'_>) {
+/// Sorts `v` by `before` (heapsort: no sort code beyond the heap's own; the slot plan
+/// sorts with it too).
+pub(crate) fn heap_sort(v: &mut [usize], before: Before<'_>) {
     heapify(v, before);
     for end in (1..v.len()).rev() {
         v.swap(0, end);

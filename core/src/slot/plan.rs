@@ -3,6 +3,7 @@ use alloc::{string::String, vec, vec::Vec};
 use core::fmt;
 
 use crate::error::ErrorCode;
+use crate::select::heap_sort;
 
 use super::{NodeIndex, Role, SlotMap, SLOT_COUNT};
 
@@ -159,12 +160,15 @@ impl Plan {
         let floor_sum: usize = targets.iter().map(|t| t.after).sum();
         let mut extra = usize::from(SLOT_COUNT) - floor_sum;
         let mut order: Vec<usize> = (0..targets.len()).filter(|&t| remainders[t] > 0).collect();
-        order.sort_unstable_by(|&x, &y| {
+        // A total order (it ends on the index), so any sort gives this order: the heap
+        // sort the pool model has already (one sort's code less in small builds).
+        heap_sort(&mut order, &|x, y| {
             let keeps = |t: usize| targets[t].before > targets[t].after;
             keeps(y)
                 .cmp(&keeps(x))
                 .then(remainders[y].cmp(&remainders[x]))
                 .then(x.cmp(&y))
+                .is_lt()
         });
         for t in order {
             if extra == 0 {
