@@ -19,8 +19,9 @@ fn index(i: Option<usize>) -> i32 {
     i.map_or(-1, |i| i as i32)
 }
 
-/// Bytes a ring build may need at its peak per point: the sort entries (16 bytes for
-/// native, 8 for MD5), the points and owners (12) and the lookup table (up to 8).
+/// Bytes a ring build may need at its peak per point: the sort entries and the radix
+/// sort's scratch copy of them (32 bytes for native, 16 for MD5), then the entries beside
+/// the points and owners (28 for native), then those and the lookup table (up to 20).
 const BUILD_BYTES_PER_POINT: u64 = 36;
 /// Bytes a built ring holds per point (points, owners, lookup table).
 const RING_BYTES_PER_POINT: u64 = 20;

@@ -7,6 +7,7 @@ use super::error::RingError;
 use super::hash::{ketama_point, key_hash, md5, native_point_from, native_prefix};
 use super::index::Circle;
 use super::profile::{digests_for, Lookup, PointHash, Profile, Ties};
+use super::sort::sort_points;
 
 /// The node index [`Ring::get_many_to_slice`] writes for a key on an empty ring.
 pub const NO_NODE: u32 = u32::MAX;
@@ -456,7 +457,7 @@ impl Ring {
         }
         let (mut points, mut owners) = (Vec::new(), Vec::new());
         if p.hash() == PointHash::Md5 {
-            entries.sort_unstable();
+            sort_points(&mut entries);
             points.reserve(entries.len());
             owners.reserve(entries.len());
             for e in entries {
@@ -464,7 +465,7 @@ impl Ring {
                 owners.push(e as u32);
             }
         } else {
-            wide.sort_unstable();
+            sort_points(&mut wide);
             points.reserve(wide.len());
             owners.reserve(wide.len());
             for (pt, r) in wide {
