@@ -153,10 +153,13 @@ pub fn room(bytes: u64, what: &str) -> Result<(), JsError> {
 /// buffer (wasm-bindgen's own copy would trap when it cannot allocate).
 #[wasm_bindgen(js_name = rawRoom)]
 pub fn raw_room(bytes: f64) -> Result<(), JsError> {
-    room(
-        int(bytes)?.clamp(0, i128::from(u64::MAX)) as u64,
-        "this call",
-    )
+    room(saturate(int(bytes)?), "this call")
+}
+
+/// `x` clamped to `0..=u64::MAX` (not `Ord::clamp`: its assertion message would bring
+/// `i128`'s `Debug` and 128-bit division into the .wasm).
+pub fn saturate(x: i128) -> u64 {
+    u64::try_from(x.max(0)).unwrap_or(u64::MAX)
 }
 
 /// Splits a packed batch (`data` cut at the end offsets `ends`) into byte slices.

@@ -2,7 +2,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use keyroute::error::ErrorCode;
+use keyroute::error::{ErrorCode, Int};
 use keyroute::ring::{
     checked_weight, diff, parse_nodes, parse_weights, PointHash, Profile, ProfileName,
     ProfileOptions, Ring, MAX_POINTS,
@@ -209,7 +209,7 @@ impl RawRing {
         if n < 0 {
             return Err(JsError::new(
                 ErrorCode::OutOfRange,
-                alloc::format!("getN: n is {n}; ask for 0 or more nodes"),
+                alloc::format!("getN: n is {}; ask for 0 or more nodes", Int(n)),
             ));
         }
         let mut out = Vec::new();

@@ -3,7 +3,7 @@
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use keyroute::error::{ErrorCode, Quoted};
+use keyroute::error::{ErrorCode, Int, Quoted};
 use keyroute::ring::checked_weight;
 use keyroute::slot::{
     hash_tag, key_slot, Address, Health, NodeIndex, Plan, Redirect, RedirectAction, Role, Shard,
@@ -11,7 +11,7 @@ use keyroute::slot::{
 };
 use wasm_bindgen::prelude::*;
 
-use crate::error::{for_each_packed, given, int, unpack_str, JsError, Live};
+use crate::error::{for_each_packed, given, int, saturate, unpack_str, JsError, Live};
 use crate::ring::filled;
 
 /// `u32::MAX` marks "no node" in packed index arrays.
@@ -57,7 +57,7 @@ fn slot(s: i128) -> Result<u16, JsError> {
         .ok_or_else(|| {
             JsError::new(
                 ErrorCode::BadSlot,
-                alloc::format!("slot {s} is outside 0..=16383"),
+                alloc::format!("slot {} is outside 0..=16383", Int(s)),
             )
         })
 }
@@ -68,7 +68,9 @@ fn bound(s: i128, a: i128, b: i128) -> Result<u16, JsError> {
         JsError::new(
             ErrorCode::BadRange,
             alloc::format!(
-                "slot range {a}-{b} is invalid; ranges are START-END with START <= END <= 16383"
+                "slot range {}-{} is invalid; ranges are START-END with START <= END <= 16383",
+                Int(a),
+                Int(b)
             ),
         )
     })
@@ -78,7 +80,7 @@ fn port(p: i128) -> Result<u16, JsError> {
     u16::try_from(p).map_err(|_| {
         JsError::new(
             ErrorCode::BadPort,
-            alloc::format!("port {p} is outside 1..=65535"),
+            alloc::format!("port {} is outside 1..=65535", Int(p)),
         )
     })
 }
@@ -145,7 +147,8 @@ impl RawSlotMap {
                 JsError::new(
                     ErrorCode::UnknownNode,
                     alloc::format!(
-                        "node {i} is not in this slot map; use an index returned by this map"
+                        "node {} is not in this slot map; use an index returned by this map",
+                        Int(i)
                     ),
                 )
             })
@@ -199,7 +202,7 @@ impl RawSlotMap {
                     endpoint: endpoint.into(),
                     hostname: (!hostname.is_empty()).then(|| hostname.into()),
                     role: role_of(id, role)?,
-                    replication_offset: offset.clamp(0, i128::from(u64::MAX)) as u64,
+                    replication_offset: saturate(offset),
                     health: Health::from_redis(health),
                 });
             }

@@ -75,10 +75,74 @@ impl fmt::Display for Quoted<'_> {
     }
 }
 
+/// A 128-bit integer for error messages, written as `{}` writes an `i128` (sign, digits;
+/// width and `+` flags too) but by long division in 32-bit pieces: no 128-bit division
+/// code, which keeps it out of small builds (the JavaScript .wasm).
+///
+/// ```
+/// use keyroute::error::Int;
+/// assert_eq!(Int(-42).to_string(), "-42");
+/// assert_eq!(Int(i128::MIN).to_string(), i128::MIN.to_string());
+/// assert_eq!(format!("{:>5}", Int(7)), "    7");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Int(pub i128);
+
+impl fmt::Display for Int {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.0.unsigned_abs();
+        // Most significant 32 bits first.
+        let mut limbs = [
+            (m >> 96) as u32,
+            (m >> 64) as u32,
+            (m >> 32) as u32,
+            m as u32,
+        ];
+        let mut buf = [0u8; 40];
+        let mut i = buf.len();
+        loop {
+            let mut rem = 0u64;
+            for limb in &mut limbs {
+                let cur = (rem << 32) | u64::from(*limb);
+                *limb = (cur / 10) as u32;
+                rem = cur % 10;
+            }
+            i -= 1;
+            buf[i] = b'0' + rem as u8;
+            if limbs == [0; 4] {
+                break;
+            }
+        }
+        let digits = core::str::from_utf8(&buf[i..]).unwrap_or_default();
+        f.pad_integral(self.0 >= 0, "", digits)
+    }
+}
+
 #[cfg(all(test, feature = "alloc"))]
 mod tests {
-    use super::Quoted;
+    use super::{Int, Quoted};
     use alloc::format;
+
+    #[test]
+    fn int_writes_what_display_writes() {
+        let mut v: alloc::vec::Vec<i128> =
+            alloc::vec![0, 1, -1, 9, 10, 99, 100, i128::MAX, i128::MIN];
+        for k in 0..128 {
+            let p = 1i128.wrapping_shl(k);
+            let q = p.wrapping_sub(1);
+            v.extend([p, q, p.wrapping_add(1), p.wrapping_neg(), q.wrapping_neg()]);
+        }
+        let mut x = 1i128;
+        while let Some(y) = x.checked_mul(10) {
+            v.extend([y - 1, y, -y, -(y - 1)]);
+            x = y;
+        }
+        for n in v {
+            assert_eq!(format!("{}", Int(n)), format!("{n}"));
+            assert_eq!(format!("{:+}", Int(n)), format!("{n:+}"));
+            assert_eq!(format!("{:>45}", Int(n)), format!("{n:>45}"));
+        }
+    }
 
     #[test]
     fn quoted_escapes_as_debug_does_below_u0300() {

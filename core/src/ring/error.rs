@@ -3,7 +3,7 @@
 use alloc::string::String;
 use core::fmt;
 
-use crate::error::{ErrorCode, Quoted};
+use crate::error::{ErrorCode, Int, Quoted};
 
 /// Why a ring could not be built or changed. Every message says what to fix; the ring is
 /// unchanged when one is returned.
@@ -78,10 +78,10 @@ impl fmt::Display for RingError {
                 write!(f, "node {} has weight 0; weights must be at least 1 (remove the node instead)", Quoted(n))
             }
             RingError::NegativeWeight(n, w) => {
-                write!(f, "node {} has negative weight {w}; weights must be at least 1", Quoted(n))
+                write!(f, "node {} has negative weight {}; weights must be at least 1", Quoted(n), Int(*w))
             }
             RingError::WeightTooLarge(n, w) => {
-                write!(f, "node {} has weight {w}; weights must be at most {}", Quoted(n), u32::MAX)
+                write!(f, "node {} has weight {}; weights must be at most {}", Quoted(n), Int(*w), u32::MAX)
             }
             RingError::BadWeight { node, given, entry } => {
                 write!(f, "node {} has weight {}, which is not an integer; weights are whole numbers from 1 to {}", Quoted(node), Quoted(given), u32::MAX)?;
@@ -105,11 +105,11 @@ impl fmt::Display for RingError {
                 "the ring would hold {p} points, more than the limit of {}; lower the weights or vnodes",
                 super::MAX_POINTS
             ),
-            RingError::BadVnodes(v) => write!(f, "vnodes must be between 1 and 65536, got {v}"),
+            RingError::BadVnodes(v) => write!(f, "vnodes must be between 1 and 65536, got {}", Int(*v)),
             RingError::BadPointsPerDigest(k) => {
-                write!(f, "points per digest must be between 1 and 4, got {k}")
+                write!(f, "points per digest must be between 1 and 4, got {}", Int(*k))
             }
-            RingError::BadPort(p) => write!(f, "a port must be between 1 and 65535, got {p}"),
+            RingError::BadPort(p) => write!(f, "a port must be between 1 and 65535, got {}", Int(*p)),
             RingError::BadOption {
                 option,
                 profile,

@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::error::ErrorCode;
+use crate::error::{ErrorCode, Int};
 
 use super::{Restore, MAX_EXACT_COUNT};
 
@@ -32,14 +32,16 @@ impl fmt::Display for PoolError {
         match self {
             PoolError::BadInitialCount(initial) => write!(
                 f,
-                "initial count {initial} is outside 0..=2^53 = {MAX_EXACT_COUNT} (2^53 is the \
+                "initial count {} is outside 0..=2^53 = {MAX_EXACT_COUNT} (2^53 is the \
                  largest count a Redis sorted-set score, a double, holds exactly); seed with a \
-                 count in that range"
+                 count in that range",
+                Int(*initial)
             ),
             PoolError::TooManyPicks(n) => write!(
                 f,
-                "{n} picks asked of one call; one call makes 0 to {MAX_PICKS_PER_CALL} picks \
-                 (call again for more)"
+                "{} picks asked of one call; one call makes 0 to {MAX_PICKS_PER_CALL} picks \
+                 (call again for more)",
+                Int(*n)
             ),
             PoolError::EmptyMember => {
                 f.write_str("pool members must not be empty; name each member, e.g. \"proxy-1\"")
