@@ -105,6 +105,20 @@ pub struct Plan {
     targets: Vec<Target>,
 }
 
+/// `(a / b, a % b)` when the quotient is below 2^15 (`a` = 16384 × a weight, `b` the
+/// total of at most 65535 weights): by shifts and subtractions, no 128-bit division code.
+fn div_small(a: u128, b: u128) -> (usize, u128) {
+    let (mut q, mut r) = (0usize, a);
+    for bit in (0..15).rev() {
+        let t = b << bit;
+        if r >= t {
+            r -= t;
+            q |= 1 << bit;
+        }
+    }
+    (q, r)
+}
+
 impl Plan {
     /// Plans moving `map` to the target `weights` (master, weight). A weight of 0 drains
     /// a master; a master with no slots yet (just added) fills up. Every master that
@@ -148,14 +162,15 @@ impl Plan {
         for (i, w) in weight_of.iter().enumerate() {
             let Some(weight) = *w else { continue };
             let share = slots * u128::from(weight);
+            let (after, remainder) = div_small(share, total);
             targets.push(Target {
                 node: NodeIndex(i as u16),
                 weight,
                 ideal: share as f64 / total as f64,
                 before: counts[i],
-                after: (share / total) as usize,
+                after,
             });
-            remainders.push(share % total);
+            remainders.push(remainder);
         }
         let floor_sum: usize = targets.iter().map(|t| t.after).sum();
         let mut extra = usize::from(SLOT_COUNT) - floor_sum;
@@ -396,6 +411,31 @@ impl core::error::Error for PlanError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_divisions() {
+        let totals = [
+            1u128,
+            2,
+            3,
+            7,
+            16384,
+            65535,
+            u64::MAX as u128,
+            65535 * u64::MAX as u128,
+        ];
+        for &b in &totals {
+            for w in [0u128, 1, 2, 5, 1 << 20, u64::MAX as u128] {
+                let a = 16384 * w.min(b);
+                assert_eq!(div_small(a, b), ((a / b) as usize, a % b), "{a} / {b}");
+            }
+            assert_eq!(div_small(16384 * b, b), (16384, 0));
+            assert_eq!(
+                div_small(16384 * b - 1, b),
+                (((16384 * b - 1) / b) as usize, (16384 * b - 1) % b)
+            );
+        }
+    }
     use crate::slot::Address;
 
     fn map_with(ranges: &[&[(u16, u16)]]) -> (SlotMap, Vec<NodeIndex>) {
