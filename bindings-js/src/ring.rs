@@ -9,7 +9,7 @@ use keyroute::ring::{
 };
 use wasm_bindgen::prelude::*;
 
-use crate::error::{for_each_packed, given, int, room, unpack_str, JsError, Live};
+use crate::error::{decimal, for_each_packed, given, int, room, text, unpack_str, JsError, Live};
 
 fn weight(name: &str, w: i128) -> Result<u32, JsError> {
     Ok(checked_weight(name, w)?)
@@ -209,7 +209,10 @@ impl RawRing {
         if n < 0 {
             return Err(JsError::new(
                 ErrorCode::OutOfRange,
-                alloc::format!("getN: n is {}; ask for 0 or more nodes", Int(n)),
+                text(format_args!(
+                    "getN: n is {}; ask for 0 or more nodes",
+                    Int(n)
+                )),
             ));
         }
         let mut out = Vec::new();
@@ -334,7 +337,7 @@ pub fn raw_parse_nodes(text: &str) -> Result<Vec<String>, JsError> {
     let mut out = Vec::new();
     for n in parse_nodes(text)? {
         out.push(n.name);
-        out.push(alloc::format!("{}", n.weight));
+        out.push(decimal(n.weight.into()));
         out.push(n.address.unwrap_or_default());
     }
     Ok(out)
@@ -347,7 +350,7 @@ pub fn raw_parse_weights(text: &str) -> Result<Vec<String>, JsError> {
     let mut out = Vec::new();
     for (name, w) in parse_weights(text)? {
         out.push(name);
-        out.push(alloc::format!("{w}"));
+        out.push(decimal(w.into()));
     }
     Ok(out)
 }

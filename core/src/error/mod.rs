@@ -75,6 +75,17 @@ impl fmt::Display for Quoted<'_> {
     }
 }
 
+/// Writes `parts` one after the other: messages write their texts (names, reasons) this
+/// way rather than as `{}` arguments, whose padding code (`Formatter::pad`, which counts
+/// characters) then stays out of small builds; a `{}` argument in a message has no width
+/// or precision, so the text is the same.
+pub(crate) fn write_all(f: &mut fmt::Formatter<'_>, parts: &[&str]) -> fmt::Result {
+    for part in parts {
+        f.write_str(part)?;
+    }
+    Ok(())
+}
+
 /// A 128-bit integer for error messages, written as `{}` writes an `i128` (sign, digits;
 /// width and `+` flags too) but by long division in 32-bit pieces: no 128-bit division
 /// code, which keeps it out of small builds (the JavaScript .wasm).

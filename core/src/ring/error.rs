@@ -3,7 +3,7 @@
 use alloc::string::String;
 use core::fmt;
 
-use crate::error::{ErrorCode, Int, Quoted};
+use crate::error::{write_all, ErrorCode, Int, Quoted};
 
 /// Why a ring could not be built or changed. Every message says what to fix; the ring is
 /// unchanged when one is returned.
@@ -114,16 +114,18 @@ impl fmt::Display for RingError {
                 option,
                 profile,
                 reason,
-            } => write!(f, "the {profile} profile does not take {option}: {reason}"),
+            } => write_all(
+                f,
+                &["the ", profile, " profile does not take ", option, ": ", reason],
+            ),
             RingError::IncompatibleRings => f.write_str(
                 "these rings hash keys differently (native vs ketama family) and cannot be compared",
             ),
             RingError::BadNodeSpec { entry, reason } => {
-                if entry.is_empty() {
-                    write!(f, "{reason}")?;
-                } else {
-                    write!(f, "cannot read node entry {}: {reason}", Quoted(entry))?;
+                if !entry.is_empty() {
+                    write!(f, "cannot read node entry {}: ", Quoted(entry))?;
                 }
+                f.write_str(reason)?;
                 f.write_str(
                     "; write NAME, host:port, NAME=WEIGHT, or host:port:WEIGHT [ALIAS] (twemproxy)",
                 )
@@ -132,14 +134,28 @@ impl fmt::Display for RingError {
                 entry,
                 host,
                 number,
-            } => write!(
-                f,
-                "node entry {q} can be read two ways: node {q} (host:port) with \
-                 weight 1, or node {} with weight {number}; write \"{entry}=1\" for the \
-                 first or \"{host}={number}\" for the second",
-                Quoted(host),
-                q = Quoted(entry),
-            ),
+            } => {
+                write!(
+                    f,
+                    "node entry {q} can be read two ways: node {q} (host:port) with weight \
+                     1, or node {} with weight ",
+                    Quoted(host),
+                    q = Quoted(entry),
+                )?;
+                write_all(
+                    f,
+                    &[
+                        number,
+                        "; write \"",
+                        entry,
+                        "=1\" for the first or \"",
+                        host,
+                        "=",
+                        number,
+                        "\" for the second",
+                    ],
+                )
+            }
         }
     }
 }

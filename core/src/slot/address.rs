@@ -211,11 +211,13 @@ mod owned {
     /// `host:port`, with IPv6 hosts in brackets (`[::1]:7000`) so it parses back.
     impl fmt::Display for Address {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            // The host written as it is (not as a `{}` argument: see `write_all`).
             if self.host.contains(':') {
-                write!(f, "[{}]:{}", self.host, self.port)
+                crate::error::write_all(f, &["[", &self.host, "]"])?;
             } else {
-                write!(f, "{}:{}", self.host, self.port)
+                f.write_str(&self.host)?;
             }
+            write!(f, ":{}", self.port)
         }
     }
 }

@@ -2,7 +2,7 @@
 use alloc::{string::String, vec, vec::Vec};
 use core::fmt;
 
-use crate::error::ErrorCode;
+use crate::error::{write_all, ErrorCode};
 use crate::select::heap_sort;
 
 use super::{NodeIndex, Role, SlotMap, SLOT_COUNT};
@@ -361,17 +361,26 @@ impl fmt::Display for PlanError {
                 f,
                 "node {n} is not in the slot map; add it (with no slots) before planning"
             ),
-            Self::NotAMaster(name) => {
-                write!(f, "node {name} is a replica; only masters can own slots")
-            }
-            Self::DuplicateWeight(name) => {
-                write!(f, "node {name} was given two weights; give each master one")
-            }
-            Self::MissingWeight { name, slots } => write!(
+            Self::NotAMaster(name) => write_all(
                 f,
-                "master {name} owns {slots} slots but has no weight; give it weight 0 to \
-                 drain it, or a positive weight to keep slots"
+                &["node ", name, " is a replica; only masters can own slots"],
             ),
+            Self::DuplicateWeight(name) => write_all(
+                f,
+                &[
+                    "node ",
+                    name,
+                    " was given two weights; give each master one",
+                ],
+            ),
+            Self::MissingWeight { name, slots } => {
+                write_all(f, &["master ", name, " owns "])?;
+                write!(
+                    f,
+                    "{slots} slots but has no weight; give it weight 0 to drain it, or a \
+                     positive weight to keep slots"
+                )
+            }
             Self::Stale {
                 slot,
                 expected,
