@@ -1,8 +1,11 @@
 # Python: the `keyroute` package in bindings-py/ (pyo3 + maturin), its tests and benches.
 #
 #   make test-python    venv in $(BUILD)/venv-py, pip install ./bindings-py (PEP 517,
-#                       maturin), pytest, mypy.stubtest, the example
-#   make bench-python   side-by-side timings against uhashring and redis-py
+#                       maturin), clippy, pytest (vectors, the contract table, parity,
+#                       real redis-server and a real 3-master cluster, the examples),
+#                       mypy.stubtest, mypy --strict on the examples
+#   make bench-python   side-by-side timings against uhashring and redis-py, also written
+#                       to $(BUILD)/bench/python.json
 .PHONY: test-python bench-python python-install python-venv
 
 PYTHON ?= python3
@@ -25,11 +28,12 @@ python-install: python-venv
 
 TEST_TARGETS += test-python
 test-python: setup-apt-core python-install
+	$(CARGO) clippy -p keyroute-py -- -D warnings
 	cd bindings-py && KEYROUTE_REQUIRE_REDIS=1 $(PY) -m pytest -q -p no:cacheprovider tests
 	cd $(BUILD) && $(PY) -m mypy.stubtest keyroute
-	$(PY) -m mypy --strict --no-incremental examples/python/example.py
+	$(PY) -m mypy --strict --no-incremental examples/python/example.py examples/python/shard_redis_py.py
 	$(PY) examples/python/example.py > /dev/null
 
 BENCH_TARGETS += bench-python
 bench-python: python-install
-	$(PY) bindings-py/bench/bench.py
+	$(PY) bindings-py/bench/bench.py --json $(BUILD)/bench/python.json

@@ -16,9 +16,10 @@ use keyroute_core::error::ErrorCode;
 use crate::status::{keyroute_status, set_last_error, status_of};
 
 /// The largest `count` of a batch call (`keyroute_key_slots`, `keyroute_ring_get_many`,
-/// the seed calls, `keyroute_plan_new`): 2^32. A larger count is refused with
+/// the seed calls, `keyroute_plan_new`): 2^24 = 16,777,216, the same limit in every
+/// language (core's `keys::MAX_KEYS_PER_CALL`). A larger count is refused with
 /// `KEYROUTE_TOO_LARGE` before anything is read or allocated.
-pub const KEYROUTE_MAX_BATCH: u64 = 4_294_967_296;
+pub const KEYROUTE_MAX_BATCH: u64 = 16_777_216;
 
 /// Why a call did not return `KEYROUTE_OK`: its status and, for an error, the message
 /// `keyroute_last_error_message()` will show.
@@ -38,6 +39,12 @@ impl Fail {
             status: status_of(code),
             message: message.into(),
         }
+    }
+
+    /// The status (for tests).
+    #[cfg(test)]
+    pub(crate) fn status(&self) -> keyroute_status {
+        self.status
     }
 
     /// `KEYROUTE_EMPTY`: an answer of nothing (no message is recorded).
@@ -96,6 +103,7 @@ from_errors!(
     keyroute_core::select::PoolError,
     keyroute_core::select::KeyError,
     keyroute_core::select::UnknownRestoreMode,
+    keyroute_core::cache::InputError,
     keyroute_redis::Error,
 );
 
@@ -337,6 +345,10 @@ pub(crate) const KINDS: &[(u64, &str)] = &[
         "keyroute_least_used",
     ),
     (crate::redis::keyroute_leases::TAG, "keyroute_leases"),
+    (crate::cache::keyroute_cache::TAG, "keyroute_cache"),
+    (crate::cache::keyroute_sessions::TAG, "keyroute_sessions"),
+    (crate::cache::keyroute_devices::TAG, "keyroute_devices"),
+    (crate::cache::keyroute_load::TAG, "keyroute_load"),
 ];
 
 /// A tag from a short ASCII name (at most 8 bytes).
@@ -458,6 +470,14 @@ pub(crate) unsafe fn free<H: Handle>(p: *mut H, arg: &str) -> keyroute_status {
 mod tests {
     use super::*;
     use crate::status::keyroute_status::*;
+
+    #[test]
+    fn the_batch_limit_is_the_cores() {
+        assert_eq!(
+            KEYROUTE_MAX_BATCH,
+            keyroute_core::keys::MAX_KEYS_PER_CALL as u64
+        );
+    }
 
     #[test]
     fn tags_are_distinct() {

@@ -133,6 +133,29 @@ pub enum keyroute_status {
     KEYROUTE_CLUSTER_UNREACHABLE = 70,
     /// Another operation must finish first.
     KEYROUTE_BUSY = 71,
+    /// The deadline passed before a value was served (another instance may still be
+    /// loading it).
+    KEYROUTE_CACHE_TIMEOUT = 80,
+    /// The loader failed (or its failure is still cached for the negative TTL).
+    KEYROUTE_BACKEND_ERROR = 81,
+    /// The session does not exist or expired: log in again.
+    KEYROUTE_SESSION_EXPIRED = 82,
+    /// The session was created by another service version.
+    KEYROUTE_VERSION_MISMATCH = 83,
+    /// Nothing is stored under that name.
+    KEYROUTE_NOT_FOUND = 84,
+    /// A value or session data is larger than the configured maximum.
+    KEYROUTE_VALUE_TOO_LARGE = 85,
+    /// A client id is empty or too long.
+    KEYROUTE_BAD_CLIENT_ID = 86,
+    /// A cache kind is empty, too long, or holds '{', '}' or a control byte.
+    KEYROUTE_BAD_KIND = 87,
+    /// A device id is empty, too long, or holds '{', '}' or a control byte.
+    KEYROUTE_BAD_DEVICE_ID = 88,
+    /// A session id is not of the form keyroute gives.
+    KEYROUTE_BAD_SESSION_ID = 89,
+    /// A service version is too long.
+    KEYROUTE_BAD_VERSION = 90,
 }
 
 use keyroute_status::*;
@@ -193,6 +216,17 @@ pub(crate) const ALL: &[keyroute_status] = &[
     KEYROUTE_CLUSTER_RETRIES_EXHAUSTED,
     KEYROUTE_CLUSTER_UNREACHABLE,
     KEYROUTE_BUSY,
+    KEYROUTE_CACHE_TIMEOUT,
+    KEYROUTE_BACKEND_ERROR,
+    KEYROUTE_SESSION_EXPIRED,
+    KEYROUTE_VERSION_MISMATCH,
+    KEYROUTE_NOT_FOUND,
+    KEYROUTE_VALUE_TOO_LARGE,
+    KEYROUTE_BAD_CLIENT_ID,
+    KEYROUTE_BAD_KIND,
+    KEYROUTE_BAD_DEVICE_ID,
+    KEYROUTE_BAD_SESSION_ID,
+    KEYROUTE_BAD_VERSION,
 ];
 
 /// The status of an error code (`KEYROUTE_INTERNAL` for a code this library does not

@@ -282,6 +282,9 @@ static const struct {
     S(REDIS_BAD_URL), S(REDIS_CONNECT), S(REDIS_AUTH), S(REDIS_TIMEOUT),
     S(REDIS_CONNECTION_LOST), S(REDIS_WRONGTYPE), S(REDIS_SERVER), S(REDIS_PROTOCOL),
     S(CLUSTER_NO_OWNER), S(CLUSTER_RETRIES_EXHAUSTED), S(CLUSTER_UNREACHABLE), S(BUSY),
+    S(CACHE_TIMEOUT), S(BACKEND_ERROR), S(SESSION_EXPIRED), S(VERSION_MISMATCH), S(NOT_FOUND),
+    S(VALUE_TOO_LARGE), S(BAD_CLIENT_ID), S(BAD_KIND), S(BAD_DEVICE_ID), S(BAD_SESSION_ID),
+    S(BAD_VERSION),
 };
 #undef S
 
@@ -801,8 +804,8 @@ static void test_slot_map(void)
     ST(keyroute_redirect_parse(B("ASK 5 :7001"), 11, "10.1.1.1", &r), KEYROUTE_OK);
     CHECK(r.moved == 0 && r.host_len == 8 && memcmp(r.host, "10.1.1.1", 8) == 0);
     ST(keyroute_redirect_parse(B("MOVED 5"), 7, NULL, &r), KEYROUTE_BAD_REDIRECT);
-    /* the core's RedirectError::NotUtf8 is a BAD_REDIRECT (the message is not a redirect) */
-    STM(keyroute_redirect_parse(B("MOVED 5 \xff:1"), 10, NULL, &r), KEYROUTE_BAD_REDIRECT, "UTF-8");
+    /* text that must be UTF-8 and is not: BAD_UTF8, as everywhere */
+    STM(keyroute_redirect_parse(B("MOVED 5 \xff:1"), 10, NULL, &r), KEYROUTE_BAD_UTF8, "UTF-8");
     STM(keyroute_redirect_parse(B("OOM"), 3, NULL, &r), KEYROUTE_NOT_A_REDIRECT, "MOVED");
     ST(keyroute_redirect_parse(NULL, 3, NULL, &r), KEYROUTE_NULL_ARGUMENT);
     ST(keyroute_redirect_parse(B("OOM"), 3, NULL, NULL), KEYROUTE_NULL_ARGUMENT);

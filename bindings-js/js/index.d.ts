@@ -325,7 +325,11 @@ export interface Script {
   summary: string;
 }
 /** Every Lua script keyroute runs (core's SCRIPTS): EVALSHA them with node-redis. */
-export const SCRIPTS: Readonly<Record<'least-used' | 'seed' | 'remove' | 'restore' | 'lease-acquire' | 'lease-release' | 'lease-reclaim', Script>>;
+export type ScriptName =
+  | 'least-used' | 'seed' | 'remove' | 'restore' | 'lease-acquire' | 'lease-release' | 'lease-reclaim'
+  | 'sc-get' | 'sc-fill' | 'sc-extend' | 'sc-abandon' | 'sc-invalidate' | 'warm-begin'
+  | 'sess-create' | 'sess-touch' | 'sess-destroy' | 'sess-list' | 'device-bind';
+export const SCRIPTS: Readonly<Record<ScriptName, Script>>;
 /** Picks the lowest score (ties: byte-wise smallest member) and increments it: EVALSHA it with 1 key. */
 export const LEAST_USED_SCRIPT: string;
 export const LEAST_USED_SHA1: string;

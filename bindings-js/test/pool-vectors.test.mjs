@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Pool, LEAST_USED_SCRIPT, LEAST_USED_SHA1, SCRIPTS } from 'keyroute';
 import { vectors, hex } from './helpers.mjs';
 
@@ -19,7 +20,14 @@ function refusal(op) {
 test('pool vectors exist', () => assert.ok(files.length >= 1));
 
 test("SCRIPTS: core's scripts, each SHA1 the SHA1 of its text (what EVALSHA needs)", () => {
-  assert.deepEqual(Object.keys(SCRIPTS), ['least-used', 'seed', 'remove', 'restore', 'lease-acquire', 'lease-release', 'lease-reclaim']);
+  // Exactly core's scripts: one per .lua file of core/src (select/ and cache/), with its text.
+  const core = new URL('../../core/src/', import.meta.url);
+  const luaFiles = ['select', 'cache'].flatMap((dir) => readdirSync(new URL(`${dir}/`, core))
+    .filter((f) => f.endsWith('.lua'))
+    .map((f) => [f.slice(0, -4).replaceAll('_', '-'), readFileSync(new URL(`${dir}/${f}`, core), 'utf8')]));
+  assert.deepEqual(Object.keys(SCRIPTS).sort(), luaFiles.map(([n]) => n).sort());
+  for (const [name, text] of luaFiles) assert.equal(SCRIPTS[name].text, text, name);
+  assert.deepEqual(Object.keys(SCRIPTS).slice(0, 4), ['least-used', 'seed', 'remove', 'restore']);
   for (const s of Object.values(SCRIPTS)) {
     assert.equal(createHash('sha1').update(s.text).digest('hex'), s.sha1, s.name);
     assert.ok(Number.isInteger(s.numKeys) && s.numKeys >= 1, s.name);

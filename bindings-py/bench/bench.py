@@ -1,9 +1,17 @@
 """keyroute vs its Python peers, side by side in one run (best of interleaved rounds).
 
-    python bindings-py/bench/bench.py            # or: make bench-python
+    python bindings-py/bench/bench.py [--json PATH]      # or: make bench-python
 
-Times are CPU time of this process (time.process_time), so other processes on a busy
-machine inflate them less than wall-clock time would; they still share caches and cores.
+The figures are printed and written as JSON (default build/bench/python.json) so that a
+report is generated from one recorded run rather than typed: each row names what it
+measures, its clock ("cpu": time.process_time, "wall": time.perf_counter), keyroute's
+and the peer's time per key or call in nanoseconds, the ratio peer / keyroute, and
+whether the two sides compute the same answers ("like_for_like", checked on the keys
+before timing).
+
+In-process rows are CPU time of this process (time.process_time), so other processes on
+a busy machine inflate them less than wall-clock time would; they still share caches and
+cores.
 Per-call figures include the Python `for` loop that makes the calls (the same loop for
 both sides of a comparison), so they are upper bounds for the call itself.
 
@@ -15,6 +23,11 @@ not see; the CPU-time ratio is printed too.
 
 from __future__ import annotations
 
+import argparse
+import datetime
+import json
+import os
+import platform
 import random
 import shutil
 import socket
@@ -23,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -43,14 +57,35 @@ BIG = [f"key:{i}:{rng.randrange(10**9)}".encode() for i in range(100_000)]
 BIG_STR = [k.decode() for k in BIG]
 
 
-rows: list[tuple[str, str, float, str]] = []
+rows: list[dict[str, Any]] = []
 
 
-def row(name: str, ours: float, theirs: float | None, target: str) -> None:
+def row(
+    name: str,
+    ours: float,
+    theirs: float | None,
+    target: str,
+    *,
+    clock: str,
+    unit: str = "ns/key",
+    peer: str | None = None,
+    like_for_like: bool | None = None,
+) -> None:
+    """Prints a row and records it for the JSON report (times in seconds per unit)."""
     ratio = f"{theirs / ours:6.1f}x" if theirs else "      "
     theirs_s = f"{theirs * 1e9:9.1f}" if theirs else "        -"
-    print(f"{name:<44} {ours * 1e9:9.1f} {theirs_s} {ratio}   {target}")
-    rows.append((name, f"{ours * 1e9:.1f}", theirs or 0.0, target))
+    print(f"{name:<44} {ours * 1e9:9.1f} {theirs_s} {ratio}   {clock:<4} {target}")
+    rows.append({
+        "name": name,
+        "clock": clock,
+        "unit": unit,
+        "keyroute_ns": round(ours * 1e9, 2),
+        "peer": peer,
+        "peer_ns": round(theirs * 1e9, 2) if theirs else None,
+        "ratio": round(theirs / ours, 3) if theirs else None,
+        "like_for_like": like_for_like,
+        "target": target,
+    })
 
 
 def interleaved(cases: dict[str, tuple[Callable[[], object], int]]) -> dict[str, float]:
@@ -80,13 +115,31 @@ def loop(f: Callable[[Any], object], keys: list[Any]) -> Callable[[], None]:
 
 
 def main() -> int:
+    global ROUNDS, REPEAT
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    root = Path(__file__).resolve().parents[2]
+    parser.add_argument("--json", type=Path, default=root / "build" / "bench" / "python.json",
+                        help="where to write the figures (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=ROUNDS,
+                        help="interleaved rounds of the in-process cases (default: %(default)s)")
+    parser.add_argument("--repeat", type=int, default=REPEAT,
+                        help="repeats of each Redis case (default: %(default)s)")
+    args = parser.parse_args()
+    ROUNDS, REPEAT = max(1, args.rounds), max(1, args.repeat)
+
     print(f"keyroute {keyroute.__version__}, Python {sys.version.split()[0]}")
-    print(f"{'benchmark (ns per key)':<44} {'keyroute':>9} {'peer':>9} {'ratio':>7}   target")
+    print(f"{'benchmark (ns per key)':<44} {'keyroute':>9} {'peer':>9} {'ratio':>7}   clock target")
 
     ketama = keyroute.Ring(NODES, profile="libketama")
     uh = HashRing(nodes=NODES, hash_fn="ketama")
     uh_ring = keyroute.Ring(NODES, profile="uhashring")
     native = keyroute.Ring(NODES)
+    # Like-for-like: the uhashring profile answers exactly as uhashring; libketama does not
+    # (another weight rule and tie order), so that row compares different algorithms.
+    same = [uh.get_node(k) for k in KEYS] == uh_ring.get_many(KEYS)
+    assert same, "the uhashring profile must give uhashring's answers"
+    differs = [uh.get_node(k) for k in KEYS] != ketama.get_many(KEYS)
+    assert keyroute.key_slots(BIG[:1000]) == [redis_key_slot(k) for k in BIG[:1000]]
     k, b = len(KEYS), len(BIG)
     t = interleaved({
         # 1. libketama profile vs uhashring's ketama get_node, same 10-node ring and keys.
@@ -100,6 +153,7 @@ def main() -> int:
         "many_bytes": (lambda: native.get_many(BIG), b),
         "many_str": (lambda: native.get_many(BIG_STR), b),
         "many_ketama": (lambda: ketama.get_many(BIG), b),
+        "many_uh_profile": (lambda: uh_ring.get_many(BIG_STR), b),
         "many_10k": (lambda: native.get_many(KEYS), k),
         # Calibration: the cheapest possible Python loop over the same keys.
         "calibration": (lambda: [len(k) for k in BIG], b),
@@ -110,22 +164,63 @@ def main() -> int:
         "key_slots": (lambda: keyroute.key_slots(BIG), b),
         "redis_key_slots": (lambda: [redis_key_slot(k) for k in BIG], b),
     })
-    row("Ring.get libketama vs uhashring get_node", t["ketama"], t["uhashring"], ">= 5x")
-    row("Ring.get uhashring profile vs uhashring", t["uh_profile"], t["uhashring"], "")
-    row("Ring.get native (str key)", t["native_str"], None, "<= 300 ns")
-    row("Ring.get native (bytes key)", t["native_bytes"], None, "<= 300 ns")
-    row("Ring.get_many native, 100k bytes keys", t["many_bytes"], None, "<= 40 ns/key")
-    row("Ring.get_many native, 100k str keys", t["many_str"], None, "<= 40 ns/key")
-    row("Ring.get_many native, 10k str keys", t["many_10k"], None, "<= 40 ns/key")
-    row("Ring.get_many libketama, 100k bytes keys", t["many_ketama"], None, "")
-    row("(calibration) [len(k) for k in 100k keys]", t["calibration"], None, "")
-    row("key_slot vs redis.crc.key_slot", t["key_slot"], t["redis_key_slot"], "<= peer (>= 1x)")
+    cpu = "cpu"
+    row("Ring.get uhashring profile vs uhashring", t["uh_profile"], t["uhashring"], "",
+        clock=cpu, peer="uhashring get_node (hash_fn='ketama')", like_for_like=True)
+    row("Ring.get libketama vs uhashring get_node", t["ketama"], t["uhashring"], ">= 5x",
+        clock=cpu, peer="uhashring get_node (hash_fn='ketama')", like_for_like=not differs)
+    row("Ring.get native (str key)", t["native_str"], None, "<= 300 ns", clock=cpu)
+    row("Ring.get native (bytes key)", t["native_bytes"], None, "<= 300 ns", clock=cpu)
+    row("Ring.get_many native, 100k bytes keys", t["many_bytes"], None, "<= 40 ns/key",
+        clock=cpu)
+    row("Ring.get_many native, 100k str keys", t["many_str"], None, "<= 40 ns/key", clock=cpu)
+    row("Ring.get_many native, 10k str keys", t["many_10k"], None, "<= 40 ns/key", clock=cpu)
+    row("Ring.get_many libketama, 100k bytes keys", t["many_ketama"], None, "", clock=cpu)
+    row("Ring.get_many uhashring profile, 100k str keys", t["many_uh_profile"], None, "",
+        clock=cpu)
+    row("(calibration) [len(k) for k in 100k keys]", t["calibration"], None, "", clock=cpu)
+    row("key_slot vs redis.crc.key_slot", t["key_slot"], t["redis_key_slot"],
+        "<= peer (>= 1x)", clock=cpu, peer="redis.crc.key_slot", like_for_like=True)
     row("key_slots 100k vs [redis key_slot(k) ...]", t["key_slots"], t["redis_key_slots"],
-        ">= 5x")
+        ">= 5x", clock=cpu, peer="redis.crc.key_slot in a list comprehension",
+        like_for_like=True)
 
     # 6. LeastUsed.pick vs redis-py running the same script, on the same server.
     redis_rows()
+    write_json(args.json)
     return 0
+
+
+def write_json(path: Path) -> None:
+    """The run's rows and what it ran on, for the benchmark report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    report = {
+        "benchmark": "bindings-py/bench/bench.py",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "keyroute": keyroute.__version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "method": (
+            f"best of {ROUNDS} interleaved rounds per in-process case (each timed run after "
+            f"an untimed one), best of {REPEAT} repeats per Redis case; times include the "
+            "Python loop making the calls"
+        ),
+        "peers": {"uhashring": _version("uhashring"), "redis": _version("redis")},
+        "rows": rows,
+    }
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+
+
+def _version(dist: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return None
 
 
 def start_redis(tmp: str) -> tuple[subprocess.Popen[bytes], int] | None:
@@ -188,9 +283,11 @@ def redis_rows() -> None:
             n = 5000
             ours_w, ours_c = best_both(ours_fn, n)
             theirs_w, theirs_c = best_both(theirs_fn, n)
-            row("LeastUsed.pick vs redis-py register_script", ours_w, theirs_w,
-                ">= 1.3x (wall)")
-            row("  same, CPU time of this process", ours_c, theirs_c, "")
+            peer = "redis-py register_script(LEAST_USED_SCRIPT)"
+            row("LeastUsed.pick vs redis-py register_script", ours_w, theirs_w, ">= 1.3x",
+                clock="wall", unit="ns/call", peer=peer, like_for_like=True)
+            row("LeastUsed.pick vs redis-py register_script", ours_c, theirs_c, "",
+                clock="cpu", unit="ns/call", peer=peer, like_for_like=True)
             assert script(keys=[key]) is not None and lu.pick() is not None
 
             # Pipelined picks (no target): pick_many(1000) vs a redis-py pipeline.
@@ -203,7 +300,8 @@ def redis_rows() -> None:
             ours_w, _ = best_both(lambda: lu.pick_many(1000), 5)
             theirs_w, _ = best_both(theirs_many, 5)
             row("LeastUsed.pick_many(1000) vs pipeline, /pick", ours_w / 1000,
-                theirs_w / 1000, "(wall)")
+                theirs_w / 1000, "", clock="wall", unit="ns/pick",
+                peer="redis-py pipeline of 1000 script calls", like_for_like=True)
             counts = lu.counts()
             assert max(counts.values()) - min(counts.values()) <= 1
         finally:

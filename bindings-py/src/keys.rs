@@ -1,11 +1,57 @@
 //! Keys as Python gives them: `str` (hashed as UTF-8) or `bytes` (hashed as is).
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use pyo3::{ffi, Borrowed};
 
 use keyroute::keys::PackedKeys;
+
+use crate::args::{type_name, utf8_error};
+use crate::errors::{bad_type, too_large};
+
+/// The most keys (or members) one batch call takes: 2^28 = 268,435,456. A call whose
+/// iterable reports a longer `len()`, or yields more, is refused with `TOO_LARGE` (the
+/// limit is checked before anything is allocated for the reported length; results grow
+/// only as keys actually arrive).
+pub(crate) use keyroute::keys::MAX_KEYS_PER_CALL;
+
+fn too_many(what: &str, n: &dyn std::fmt::Display) -> PyErr {
+    too_large(format!(
+        "{n} {what} given to one call; one call takes at most {MAX_KEYS_PER_CALL} \
+         (keyroute.MAX_KEYS_PER_CALL): split the batch"
+    ))
+}
+
+/// The length an iterable reports, checked against [`MAX_KEYS_PER_CALL`]; `None` when it
+/// reports none (a generator) or its `__len__` fails (a hint only: items are counted as
+/// they arrive).
+fn reported_len(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<usize>> {
+    match obj.len() {
+        Ok(n) if n > MAX_KEYS_PER_CALL => Err(too_many(what, &n)),
+        Ok(n) => Ok(Some(n)),
+        Err(_) => Ok(None),
+    }
+}
+
+/// A single key where an iterable of keys is meant, or an object that cannot be iterated:
+/// `BAD_TYPE`.
+fn iterate<'py>(
+    obj: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<Bound<'py, pyo3::types::PyIterator>> {
+    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
+        return Err(bad_type(format!(
+            "expected an iterable of {what}, got a single {} (wrap it in a list)",
+            type_name(obj)
+        )));
+    }
+    obj.try_iter().map_err(|_| {
+        bad_type(format!(
+            "expected an iterable of {what}, not {}",
+            type_name(obj)
+        ))
+    })
+}
 
 /// The bytes of a `str` (UTF-8, read in place: no copy, no allocation) or `bytes` key.
 #[inline(always)]
@@ -30,7 +76,7 @@ pub(crate) fn key_bytes<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
         return unsafe {
             let data = ffi::PyUnicode_AsUTF8AndSize(ptr, &mut len);
             if data.is_null() {
-                return Err(PyErr::fetch(obj.py()));
+                return Err(utf8_error(obj.py(), PyErr::fetch(obj.py()), "a key"));
             }
             Ok(core::slice::from_raw_parts(data.cast::<u8>(), len as usize))
         };
@@ -42,28 +88,35 @@ pub(crate) fn key_bytes<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
 #[inline(never)]
 fn key_bytes_slow<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(s.to_str()?.as_bytes());
+        return s
+            .to_str()
+            .map(str::as_bytes)
+            .map_err(|e| utf8_error(obj.py(), e, "a key"));
     }
     if let Ok(b) = obj.cast::<PyBytes>() {
         return Ok(b.as_bytes());
     }
-    Err(PyTypeError::new_err(format!(
+    Err(bad_type(format!(
         "keys must be str or bytes, not {}",
-        obj.get_type().name()?
+        type_name(obj)
     )))
 }
 
 /// Strong references to every key of an iterable (so the slices stay valid while the
-/// GIL is released, whatever other threads do to the container).
-pub(crate) fn collect<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    if keys.is_instance_of::<PyString>() || keys.is_instance_of::<PyBytes>() {
-        return Err(PyTypeError::new_err(
-            "expected an iterable of keys, got a single str/bytes key; wrap it in a list",
-        ));
-    }
-    let it = keys.try_iter()?;
-    let mut out = Vec::with_capacity(keys.len().unwrap_or(0));
+/// GIL is released, whatever other threads do to the container). `what` names the items
+/// in messages ("keys", "members"). At most [`MAX_KEYS_PER_CALL`]; the list grows as
+/// items arrive, whatever `len()` claims.
+pub(crate) fn collect<'py>(
+    keys: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let it = iterate(keys, what)?;
+    let hint = reported_len(keys, what)?;
+    let mut out = Vec::with_capacity(hint.unwrap_or(0).min(CHUNK));
     for k in it {
+        if out.len() == MAX_KEYS_PER_CALL {
+            return Err(too_many(what, &format!("more than {MAX_KEYS_PER_CALL}")));
+        }
         out.push(k?);
     }
     Ok(out)
@@ -96,14 +149,24 @@ where
     T: Send,
     F: Fn(&PackedKeys, &mut Vec<T>) + Sync,
 {
-    if keys.is_instance_of::<PyString>() || keys.is_instance_of::<PyBytes>() {
-        return Err(PyTypeError::new_err(
-            "expected an iterable of keys, got a single str/bytes key; wrap it in a list",
-        ));
-    }
-    let hint = keys.len().ok();
+    let sequence = if keys.is_exact_instance_of::<PyList>() {
+        Some(ffi::PyList_GetItem as unsafe extern "C" fn(_, _) -> _)
+    } else if keys.is_exact_instance_of::<PyTuple>() {
+        Some(ffi::PyTuple_GetItem as unsafe extern "C" fn(_, _) -> _)
+    } else {
+        None
+    };
+    let it = match sequence {
+        None => Some(iterate(keys, "keys")?),
+        Some(_) => None,
+    };
+    let hint = reported_len(keys, "keys")?;
     let detach = hint.is_none_or(|n| n >= DETACH_MIN);
-    out.reserve(hint.unwrap_or(0));
+    // A list or tuple holds its keys already: its length is true. Anything else may lie.
+    out.reserve(match sequence {
+        Some(_) => hint.unwrap_or(0),
+        None => hint.unwrap_or(0).min(CHUNK),
+    });
     let mut packed = PackedKeys::with_capacity(hint.unwrap_or(CHUNK).min(CHUNK), 0);
     let run = |packed: &PackedKeys, out: &mut Vec<T>| {
         if detach {
@@ -112,18 +175,14 @@ where
             f(packed, out);
         }
     };
-    let sequence = if keys.is_exact_instance_of::<PyList>() {
-        Some(ffi::PyList_GetItem as unsafe extern "C" fn(_, _) -> _)
-    } else if keys.is_exact_instance_of::<PyTuple>() {
-        Some(ffi::PyTuple_GetItem as unsafe extern "C" fn(_, _) -> _)
-    } else {
-        None
-    };
     if let Some(get_item) = sequence {
         let mut i: ffi::Py_ssize_t = 0;
         // The length is read again after each chunk: the list may change while the GIL
         // is released; the keys copied so far are looked up as they were.
         while (i as usize) < keys.len()? {
+            if keys.len()? > MAX_KEYS_PER_CALL {
+                return Err(too_many("keys", &keys.len()?));
+            }
             packed.clear();
             let end = (i as usize).saturating_add(CHUNK).min(keys.len()?) as ffi::Py_ssize_t;
             while i < end {
@@ -139,7 +198,10 @@ where
         }
         return Ok(());
     }
-    let mut it = keys.try_iter()?;
+    let Some(mut it) = it else {
+        return Ok(());
+    };
+    let mut seen = 0usize;
     loop {
         packed.clear();
         for k in it.by_ref() {
@@ -150,6 +212,10 @@ where
         }
         if packed.is_empty() {
             return Ok(());
+        }
+        seen += packed.len();
+        if seen > MAX_KEYS_PER_CALL {
+            return Err(too_many("keys", &format!("more than {MAX_KEYS_PER_CALL}")));
         }
         run(&packed, out);
         if packed.len() < CHUNK {

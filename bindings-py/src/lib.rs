@@ -7,6 +7,7 @@
 
 use pyo3::prelude::*;
 
+mod args;
 mod errors;
 mod keys;
 mod remote;
@@ -20,6 +21,7 @@ mod slotmap;
 fn _keyroute(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
+    errors::register_test_hooks(m)?;
     ring::register(m)?;
     slot::register(m)?;
     slotmap::register(m)?;

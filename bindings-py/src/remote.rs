@@ -8,28 +8,16 @@
 //! never blocks the interpreter.
 
 use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
 
-use pyo3::exceptions::{PyUnicodeDecodeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use keyroute_redis::{self as core_redis, Now, Reconnecting, Release, Timeouts};
 
-use crate::errors::from_redis;
+use crate::args::{int_in, opt_int, seconds, text, type_name};
+use crate::errors::{bad_type, from_redis, guard, out_of_range};
 use crate::keys::{collect, key_bytes, slices};
-use crate::select::restore_arg;
-
-/// Seconds (a positive, finite float) as a `Duration`; `what` names the argument.
-fn seconds(what: &str, s: f64) -> PyResult<Duration> {
-    if !(s.is_finite() && s > 0.0) {
-        return Err(PyValueError::new_err(format!(
-            "{what} must be a positive number of seconds, got {s}"
-        )));
-    }
-    Duration::try_from_secs_f64(s)
-        .map_err(|e| PyValueError::new_err(format!("{what} = {s} seconds: {e}")))
-}
+use crate::select::{initial_arg, member, member_dict, member_list, picks_arg, restore_arg};
 
 /// A reconnecting connection to `url` behind a mutex.
 struct Conn {
@@ -38,14 +26,17 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(url: &str, timeout: f64) -> PyResult<Conn> {
-        let t = seconds("timeout", timeout)?;
+    fn new(url: &Bound<'_, PyAny>, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<Conn> {
+        let url = text(url, "the Redis URL")?;
+        let (t, secs) = match timeout {
+            Some(t) if !t.is_none() => (seconds(t, "timeout")?, t.extract::<f64>()?),
+            _ => (std::time::Duration::from_secs(2), 2.0),
+        };
         // Only parses the URL (the connection opens on the first call).
-        let con = Reconnecting::new(url, Timeouts::uniform(t))
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let con = Reconnecting::new(url, Timeouts::uniform(t)).map_err(from_redis)?;
         Ok(Conn {
             con: Mutex::new(con),
-            timeout,
+            timeout: secs,
         })
     }
 
@@ -54,43 +45,24 @@ impl Conn {
         self.con.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Runs `f` on the connection with the GIL released.
+    /// Runs `f` on the connection with the GIL released. A failure of the connect made on
+    /// the call's behalf is reported as itself (a refused password is REDIS_AUTH, not a
+    /// lost connection).
     fn run<T: Send>(
         &self,
         py: Python<'_>,
         f: impl FnOnce(&mut Reconnecting) -> core_redis::Result<T> + Send,
     ) -> PyResult<T> {
-        py.detach(|| f(&mut self.lock())).map_err(from_redis)
+        py.detach(|| {
+            let mut con = self.lock();
+            f(&mut con).map_err(|e| con.explain(e))
+        })
+        .map_err(from_redis)
     }
 
     fn connect(&self, py: Python<'_>) -> PyResult<()> {
         self.run(py, Reconnecting::ensure_connected)
     }
-}
-
-/// A member as `str` (strict UTF-8) or, with `raw`, as `bytes`.
-fn member<'py>(py: Python<'py>, m: &[u8], raw: bool) -> PyResult<Bound<'py, PyAny>> {
-    if raw {
-        return Ok(PyBytes::new(py, m).into_any());
-    }
-    match std::str::from_utf8(m) {
-        Ok(s) => Ok(PyString::new(py, s).into_any()),
-        Err(e) => Err(PyErr::from_value(
-            PyUnicodeDecodeError::new_utf8(py, m, e)?.into_any(),
-        )),
-    }
-}
-
-fn pairs<'py>(
-    py: Python<'py>,
-    pairs: &[(Vec<u8>, u64)],
-    raw: bool,
-) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (m, c) in pairs {
-        d.set_item(member(py, m, raw)?, c)?;
-    }
-    Ok(d)
 }
 
 fn pool_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
@@ -105,90 +77,179 @@ pub(crate) struct PyLeastUsed {
     conn: Conn,
 }
 
+impl PyLeastUsed {
+    fn picks<'py>(
+        &self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+        as_bytes: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let n = picks_arg(n)?;
+        let picked = self.conn.run(py, |con| self.inner.pick_many(con, n))?;
+        member_list(py, &picked, as_bytes, "pick_many_bytes")
+    }
+
+    fn pairs<'py>(
+        &self,
+        py: Python<'py>,
+        removed: bool,
+        as_bytes: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let got = self.conn.run(py, |con| {
+            if removed {
+                self.inner.removed(con)
+            } else {
+                self.inner.counts(con)
+            }
+        })?;
+        let call = if removed {
+            "removed_bytes"
+        } else {
+            "counts_bytes"
+        };
+        member_dict(
+            py,
+            got.iter().map(|(m, c)| (m.as_slice(), *c)),
+            as_bytes,
+            call,
+        )
+    }
+}
+
 #[pymethods]
 impl PyLeastUsed {
     #[new]
-    #[pyo3(signature = (url, key, *, timeout=2.0))]
-    fn new(url: &str, key: &Bound<'_, PyAny>, timeout: f64) -> PyResult<PyLeastUsed> {
-        let inner = core_redis::LeastUsed::new(pool_key(key)?).map_err(from_redis)?;
-        Ok(PyLeastUsed {
-            inner,
-            conn: Conn::new(url, timeout)?,
+    #[pyo3(signature = (url, key, *, timeout=None))]
+    fn new(
+        url: &Bound<'_, PyAny>,
+        key: &Bound<'_, PyAny>,
+        timeout: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyLeastUsed> {
+        guard(|| {
+            let inner = core_redis::LeastUsed::new(pool_key(key)?).map_err(from_redis)?;
+            Ok(PyLeastUsed {
+                inner,
+                conn: Conn::new(url, timeout)?,
+            })
         })
     }
 
     /// Opens the connection now (it otherwise opens on the first call), so that an
     /// unreachable server is reported early.
     fn connect(&self, py: Python<'_>) -> PyResult<()> {
-        self.conn.connect(py)
+        guard(|| self.conn.connect(py))
     }
 
     /// Adds members at `initial` (members already in keep their count unless
     /// `overwrite`); forgets them from the removed set. Returns how many were added.
-    #[pyo3(signature = (members, initial=0, overwrite=false))]
+    #[pyo3(signature = (members, initial=None, overwrite=None))]
     fn seed(
         &self,
         py: Python<'_>,
         members: &Bound<'_, PyAny>,
-        initial: u64,
-        overwrite: bool,
+        initial: Option<&Bound<'_, PyAny>>,
+        overwrite: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<usize> {
-        let owned = collect(members)?;
-        let ms = slices(&owned)?;
-        self.conn.run(py, |con| {
-            self.inner.seed(con, ms.iter().copied(), initial, overwrite)
+        guard(|| {
+            let initial = match initial {
+                Some(i) if !i.is_none() => initial_arg(i)?,
+                _ => 0,
+            };
+            let overwrite = match overwrite {
+                Some(o) if !o.is_none() => crate::args::flag(o, "overwrite")?,
+                _ => false,
+            };
+            let owned = collect(members, "members")?;
+            let ms = slices(&owned)?;
+            self.conn.run(py, |con| {
+                self.inner.seed(con, ms.iter().copied(), initial, overwrite)
+            })
         })
     }
 
-    /// The least-used member (its count is incremented), or None when the pool is empty
-    /// or missing: then make no request. `raw=True` returns bytes.
-    #[pyo3(signature = (*, raw=false))]
-    fn pick<'py>(&self, py: Python<'py>, raw: bool) -> PyResult<Option<Bound<'py, PyAny>>> {
-        match self.conn.run(py, |con| self.inner.pick(con))? {
-            Some(m) => Ok(Some(member(py, &m, raw)?)),
-            None => Ok(None),
-        }
+    /// The least-used member as str (its count is incremented), or None when the pool is
+    /// empty or missing: then make no request. A member that is not UTF-8 raises
+    /// BadUtf8Error after it was counted: use pick_bytes().
+    fn pick<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        guard(|| {
+            let got = self.conn.run(py, |con| self.inner.pick(con))?;
+            got.map(|m| member(py, &m, false, "pick_bytes")).transpose()
+        })
     }
 
-    /// `n` picks, pipelined (fewer only when the pool is or becomes empty).
-    #[pyo3(signature = (n, *, raw=false))]
-    fn pick_many<'py>(&self, py: Python<'py>, n: usize, raw: bool) -> PyResult<Bound<'py, PyList>> {
-        let picked = self.conn.run(py, |con| self.inner.pick_many(con, n))?;
-        let items = picked
-            .iter()
-            .map(|m| member(py, m, raw))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+    /// As pick(), as bytes.
+    fn pick_bytes<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        guard(|| {
+            let got = self.conn.run(py, |con| self.inner.pick(con))?;
+            Ok(got.map(|m| PyBytes::new(py, &m)))
+        })
+    }
+
+    /// `n` picks, pipelined (fewer only when the pool is or becomes empty), as str; `n`
+    /// is at most MAX_PICKS_PER_CALL.
+    fn pick_many<'py>(
+        &self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        guard(|| self.picks(py, n, false))
+    }
+
+    /// As pick_many(), as bytes.
+    fn pick_many_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        guard(|| self.picks(py, n, true))
     }
 
     /// Removes a member, remembering its count; returns that count, or None if it was
     /// not in the pool.
     fn remove(&self, py: Python<'_>, member: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-        let m = key_bytes(member)?;
-        self.conn.run(py, |con| self.inner.remove(con, m))
+        guard(|| {
+            let m = key_bytes(member)?;
+            self.conn.run(py, |con| self.inner.remove(con, m))
+        })
     }
 
     /// Puts a member back: mode "keep" (its remembered count) or "at_minimum" (the
     /// pool's current lowest count). Returns its count.
-    #[pyo3(signature = (member, mode="at_minimum"))]
-    fn restore(&self, py: Python<'_>, member: &Bound<'_, PyAny>, mode: &str) -> PyResult<u64> {
-        let mode = restore_arg(mode)?;
-        let m = key_bytes(member)?;
-        self.conn.run(py, |con| self.inner.restore(con, m, mode))
+    #[pyo3(signature = (member, mode=None))]
+    fn restore(
+        &self,
+        py: Python<'_>,
+        member: &Bound<'_, PyAny>,
+        mode: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        guard(|| {
+            let mode = match mode {
+                Some(m) if !m.is_none() => restore_arg(m)?,
+                _ => keyroute::select::Restore::AtMinimum,
+            };
+            let m = key_bytes(member)?;
+            self.conn.run(py, |con| self.inner.restore(con, m, mode))
+        })
     }
 
-    /// member -> count, in pick order (lowest count first, ties by member bytes).
-    #[pyo3(signature = (*, raw=false))]
-    fn counts<'py>(&self, py: Python<'py>, raw: bool) -> PyResult<Bound<'py, PyDict>> {
-        let got = self.conn.run(py, |con| self.inner.counts(con))?;
-        pairs(py, &got, raw)
+    /// member (str) -> count, in pick order (lowest count first, ties by member bytes).
+    fn counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guard(|| self.pairs(py, false, false))
     }
 
-    /// member -> remembered count of removed members, by member bytes.
-    #[pyo3(signature = (*, raw=false))]
-    fn removed<'py>(&self, py: Python<'py>, raw: bool) -> PyResult<Bound<'py, PyDict>> {
-        let got = self.conn.run(py, |con| self.inner.removed(con))?;
-        pairs(py, &got, raw)
+    /// As counts(), with bytes members.
+    fn counts_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guard(|| self.pairs(py, false, true))
+    }
+
+    /// member (str) -> remembered count of removed members, by member bytes.
+    fn removed<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guard(|| self.pairs(py, true, false))
+    }
+
+    /// As removed(), with bytes members.
+    fn removed_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guard(|| self.pairs(py, true, true))
     }
 
     /// The pool key (a sorted set).
@@ -229,21 +290,26 @@ pub(crate) struct PyLease {
 impl PyLease {
     /// A lease from its parts (for example kept elsewhere, to release it later).
     #[new]
-    fn new(member: &Bound<'_, PyAny>, id: u64, deadline_ms: u64) -> PyResult<PyLease> {
-        Ok(PyLease {
-            lease: core_redis::Lease {
-                member: key_bytes(member)?.to_vec(),
-                id,
-                deadline_ms,
-            },
+    fn new(
+        member: &Bound<'_, PyAny>,
+        id: &Bound<'_, PyAny>,
+        deadline_ms: &Bound<'_, PyAny>,
+    ) -> PyResult<PyLease> {
+        guard(|| {
+            Ok(PyLease {
+                lease: core_redis::Lease {
+                    member: key_bytes(member)?.to_vec(),
+                    id: int_in(id, "the lease id", "0..=2**64-1")?,
+                    deadline_ms: int_in(deadline_ms, "deadline_ms", "0..=2**64-1")?,
+                },
+            })
         })
     }
 
-    /// The member leased, as str (UnicodeDecodeError if it is not UTF-8: use
-    /// `member_bytes`).
+    /// The member leased, as str (BadUtf8Error if it is not UTF-8: use `member_bytes`).
     #[getter]
     fn member<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        member(py, &self.lease.member, false)
+        guard(|| member(py, &self.lease.member, false, "member_bytes"))
     }
 
     /// The member leased, as bytes.
@@ -291,78 +357,118 @@ pub(crate) struct PyLeases {
     conn: Conn,
 }
 
+impl PyLeases {
+    fn in_flight_as<'py>(&self, py: Python<'py>, as_bytes: bool) -> PyResult<Bound<'py, PyDict>> {
+        let got = self.conn.run(py, |con| self.inner.in_flight(con))?;
+        member_dict(
+            py,
+            got.iter().map(|(m, c)| (m.as_slice(), *c)),
+            as_bytes,
+            "in_flight_bytes",
+        )
+    }
+}
+
 #[pymethods]
 impl PyLeases {
     #[new]
-    #[pyo3(signature = (url, key, *, timeout=2.0))]
-    fn new(url: &str, key: &Bound<'_, PyAny>, timeout: f64) -> PyResult<PyLeases> {
-        let inner = core_redis::Leases::new(pool_key(key)?).map_err(from_redis)?;
-        Ok(PyLeases {
-            inner,
-            conn: Conn::new(url, timeout)?,
+    #[pyo3(signature = (url, key, *, timeout=None))]
+    fn new(
+        url: &Bound<'_, PyAny>,
+        key: &Bound<'_, PyAny>,
+        timeout: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyLeases> {
+        guard(|| {
+            let inner = core_redis::Leases::new(pool_key(key)?).map_err(from_redis)?;
+            Ok(PyLeases {
+                inner,
+                conn: Conn::new(url, timeout)?,
+            })
         })
     }
 
     /// Opens the connection now (it otherwise opens on the first call).
     fn connect(&self, py: Python<'_>) -> PyResult<()> {
-        self.conn.connect(py)
+        guard(|| self.conn.connect(py))
     }
 
     /// Adds members with no lease in flight (members already in keep their counts).
     /// Returns how many were added.
     fn seed(&self, py: Python<'_>, members: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let owned = collect(members)?;
-        let ms = slices(&owned)?;
-        self.conn
-            .run(py, |con| self.inner.seed(con, ms.iter().copied()))
+        guard(|| {
+            let owned = collect(members, "members")?;
+            let ms = slices(&owned)?;
+            self.conn
+                .run(py, |con| self.inner.seed(con, ms.iter().copied()))
+        })
     }
 
     /// Takes a member out of the pool (no new lease goes to it; its leases in flight stay
     /// valid). Returns whether it was there.
     fn remove(&self, py: Python<'_>, member: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let m = key_bytes(member)?;
-        self.conn.run(py, |con| self.inner.remove(con, m))
+        guard(|| {
+            let m = key_bytes(member)?;
+            self.conn.run(py, |con| self.inner.remove(con, m))
+        })
     }
 
     /// A lease of `ttl` seconds (at least 1 ms) on the member with the fewest leases in
     /// flight (ties: byte-wise smallest), or None when the pool is empty or missing.
-    fn acquire(&self, py: Python<'_>, ttl: f64) -> PyResult<Option<PyLease>> {
-        let ttl = seconds("ttl", ttl)?;
-        let got = self.conn.run(py, |con| self.inner.acquire(con, ttl))?;
-        Ok(got.map(|lease| PyLease { lease }))
+    fn acquire(&self, py: Python<'_>, ttl: &Bound<'_, PyAny>) -> PyResult<Option<PyLease>> {
+        guard(|| {
+            let ttl = seconds(ttl, "ttl")?;
+            let got = self.conn.run(py, |con| self.inner.acquire(con, ttl))?;
+            Ok(got.map(|lease| PyLease { lease }))
+        })
     }
 
     /// Ends a lease, at most once: "released", "expired" (it was past its deadline but
     /// not yet reclaimed) or "already_released_or_expired" (nothing changed).
-    fn release(&self, py: Python<'_>, lease: &Bound<'_, PyLease>) -> PyResult<&'static str> {
-        let lease = &lease.get().lease;
-        let got = self.conn.run(py, |con| self.inner.release(con, lease))?;
-        Ok(match got {
-            Release::Released => "released",
-            Release::Expired => "expired",
-            _ => "already_released_or_expired",
+    fn release(&self, py: Python<'_>, lease: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+        guard(|| {
+            let lease = lease.cast::<PyLease>().map_err(|_| {
+                bad_type(format!("release takes a Lease, not {}", type_name(lease)))
+            })?;
+            let lease = &lease.get().lease;
+            let got = self.conn.run(py, |con| self.inner.release(con, lease))?;
+            Ok(match got {
+                Release::Released => "released",
+                Release::Expired => "expired",
+                _ => "already_released_or_expired",
+            })
         })
     }
 
     /// Ends every lease whose deadline is at or before now (the server's clock, or
     /// `now_ms`, milliseconds since the Unix epoch) and returns them.
     #[pyo3(signature = (*, now_ms=None))]
-    fn reclaim(&self, py: Python<'_>, now_ms: Option<u64>) -> PyResult<Vec<PyLease>> {
-        let now = now_ms.map_or(Now::Server, Now::At);
-        let got = self.conn.run(py, |con| self.inner.reclaim(con, now))?;
-        Ok(got.into_iter().map(|lease| PyLease { lease }).collect())
+    fn reclaim(&self, py: Python<'_>, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<PyLease>> {
+        guard(|| {
+            let now =
+                match opt_int(now_ms, "now_ms")? {
+                    None => Now::Server,
+                    Some(ms) => Now::At(u64::try_from(ms).map_err(|_| {
+                        out_of_range(format!("now_ms must be 0..=2**64-1, got {ms}"))
+                    })?),
+                };
+            let got = self.conn.run(py, |con| self.inner.reclaim(con, now))?;
+            Ok(got.into_iter().map(|lease| PyLease { lease }).collect())
+        })
     }
 
-    /// member -> leases in flight, in acquire order.
-    #[pyo3(signature = (*, raw=false))]
-    fn in_flight<'py>(&self, py: Python<'py>, raw: bool) -> PyResult<Bound<'py, PyDict>> {
-        let got = self.conn.run(py, |con| self.inner.in_flight(con))?;
-        pairs(py, &got, raw)
+    /// member (str) -> leases in flight, in acquire order.
+    fn in_flight<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guard(|| self.in_flight_as(py, false))
+    }
+
+    /// As in_flight(), with bytes members.
+    fn in_flight_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guard(|| self.in_flight_as(py, true))
     }
 
     /// How many leases are in flight.
     fn outstanding(&self, py: Python<'_>) -> PyResult<u64> {
-        self.conn.run(py, |con| self.inner.outstanding(con))
+        guard(|| self.conn.run(py, |con| self.inner.outstanding(con)))
     }
 
     /// The pool key and its three companion keys.

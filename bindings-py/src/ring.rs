@@ -1,16 +1,17 @@
 //! `keyroute.Ring`, `keyroute.RingDiff`, `keyroute.MovedArc`.
 
+use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyMapping, PyString, PyTuple};
 
 use keyroute::ring::{
     self as core_ring, checked_weight, Profile, ProfileName, ProfileOptions, RingError, NO_NODE,
 };
 
-use crate::errors::{from_ring, ring_error};
+use crate::args::{self, int, opt_int, text, type_name};
+use crate::errors::{bad_type, err, guard, out_of_range};
 use crate::keys::{batch, key_bytes};
 
 /// A ring and the Python `str` of each node name, built once so lookups return them
@@ -40,85 +41,123 @@ pub(crate) struct PyRing {
     state: RwLock<Arc<State>>,
 }
 
-fn weight_of(name: &str, w: &Bound<'_, PyAny>) -> PyResult<u32> {
-    if w.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(PyTypeError::new_err(format!(
-            "weight of node {name:?} must be an int, not bool"
-        )));
-    }
-    let w: i64 = match w.extract::<i64>() {
-        Ok(w) => w,
-        Err(_) if w.is_instance_of::<pyo3::types::PyInt>() => i64::MAX,
-        Err(_) => {
-            return Err(PyTypeError::new_err(format!(
-                "weight of node {name:?} must be an int, not {}",
-                w.get_type().name()?
-            )))
-        }
-    };
-    checked_weight(name, w.into()).map_err(from_ring)
+/// A node name: a `str` (`BAD_TYPE` otherwise, `BAD_UTF8` for lone surrogates).
+fn node_name(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    text(obj, "a node name").map(str::to_owned)
 }
 
-fn node_name(obj: &Bound<'_, PyAny>) -> PyResult<String> {
-    match obj.cast::<PyString>() {
-        Ok(s) => Ok(s.to_str()?.to_owned()),
-        Err(_) => Err(PyTypeError::new_err(format!(
-            "node names must be str, not {}",
-            obj.get_type().name()?
+/// A `(name, weight)` entry: a 2-tuple or 2-list.
+fn pair<'py>(item: &Bound<'py, PyAny>) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    let items = if let Ok(t) = item.cast::<PyTuple>() {
+        t.iter().collect::<Vec<_>>()
+    } else if let Ok(l) = item.cast::<PyList>() {
+        l.iter().collect::<Vec<_>>()
+    } else {
+        return Ok(None);
+    };
+    match <[_; 2]>::try_from(items) {
+        Ok([name, weight]) => Ok(Some((name, weight))),
+        Err(items) => Err(bad_type(format!(
+            "node entries must be a name or a (name, weight) pair, got a {} of {}",
+            type_name(item),
+            items.len()
         ))),
     }
 }
 
-/// `nodes` as (name, weight): a mapping name → weight, or an iterable whose items are
-/// names (weight 1) or (name, weight) pairs.
+/// `nodes` as (name, weight): a mapping name -> weight, or an iterable whose items are
+/// names (weight 1) or (name, weight) pairs. Weights are checked by the core.
 fn nodes_arg(nodes: &Bound<'_, PyAny>) -> PyResult<Vec<(String, u32)>> {
-    if nodes.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err(
-            "nodes must be an iterable of names or a mapping name -> weight, not a str; \
-             use Ring.from_spec(\"a:1,b:2\") to parse a node list",
-        ));
+    if nodes.is_instance_of::<PyString>() || nodes.is_instance_of::<PyBytes>() {
+        return Err(bad_type(format!(
+            "nodes must be an iterable of names or a mapping name -> weight, not a {}; \
+             use Ring.from_spec(\"a=1,b=2\") or keyroute.parse_nodes to read a node list",
+            type_name(nodes)
+        )));
     }
+    let one = |name: &Bound<'_, PyAny>, w: Option<&Bound<'_, PyAny>>| -> PyResult<(String, u32)> {
+        let name = node_name(name)?;
+        let w = match w {
+            Some(w) => checked_weight(&name, args::weight(&name, w)?).map_err(err)?,
+            None => 1,
+        };
+        Ok((name, w))
+    };
     let mut out = Vec::new();
-    if let Ok(map) = nodes.cast::<pyo3::types::PyMapping>() {
+    if let Ok(map) = nodes.cast::<PyMapping>() {
         for item in map.items()?.iter() {
             let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
-            let name = node_name(&k)?;
-            let w = weight_of(&name, &v)?;
-            out.push((name, w));
+            out.push(one(&k, Some(&v))?);
         }
         return Ok(out);
     }
-    for item in nodes.try_iter()? {
+    let it = nodes.try_iter().map_err(|_| {
+        bad_type(format!(
+            "nodes must be an iterable of names or a mapping name -> weight, not {}",
+            type_name(nodes)
+        ))
+    })?;
+    for item in it {
         let item = item?;
-        if let Ok(t) = item.cast::<PyTuple>() {
-            if t.len() != 2 {
-                return Err(ring_error(format!(
-                    "node entries must be a name or a (name, weight) pair, got a tuple of {}",
-                    t.len()
-                )));
-            }
-            let name = node_name(&t.get_item(0)?)?;
-            let w = weight_of(&name, &t.get_item(1)?)?;
-            out.push((name, w));
-        } else {
-            out.push((node_name(&item)?, 1));
+        match pair(&item)? {
+            Some((name, w)) => out.push(one(&name, Some(&w))?),
+            None => out.push(one(&item, None)?),
         }
     }
     Ok(out)
 }
 
+/// The profile `profile` with its options, checked by the core (`Profile::from_options`).
 fn profile_arg(
-    profile: &str,
-    vnodes: Option<i64>,
-    default_port: Option<i64>,
-    points_per_digest: Option<i64>,
+    profile: Option<&Bound<'_, PyAny>>,
+    vnodes: Option<&Bound<'_, PyAny>>,
+    default_port: Option<&Bound<'_, PyAny>>,
+    points_per_digest: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Profile> {
     let options = ProfileOptions {
-        vnodes: vnodes.map(i128::from),
-        points_per_digest: points_per_digest.map(i128::from),
-        default_port: default_port.map(i128::from),
+        vnodes: opt_int(vnodes, "vnodes")?,
+        points_per_digest: opt_int(points_per_digest, "points_per_digest")?,
+        default_port: opt_int(default_port, "default_port")?,
     };
-    Profile::from_options(profile, &options).map_err(from_ring)
+    let name = match profile {
+        Some(p) if !p.is_none() => text(p, "profile")?,
+        _ => ProfileName::Native.as_str(),
+    };
+    Profile::from_options(name, &options).map_err(err)
+}
+
+/// A node list as (name, weight) tuples (see `parse_nodes`).
+fn spec_pairs<'py>(
+    py: Python<'py>,
+    nodes: impl IntoIterator<Item = (String, u32)>,
+) -> PyResult<Bound<'py, PyList>> {
+    let items = nodes
+        .into_iter()
+        .map(|(n, w)| (n, w).into_pyobject(py))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// Parses a node list as people write it (one grammar in every language: `host:port`
+/// keeps its port, `NAME=WEIGHT`, twemproxy's `host:port:weight [alias]`, `NAME WEIGHT`
+/// lines, `#` comments) into `[(name, weight), ...]`.
+#[pyfunction]
+fn parse_nodes<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    guard(|| {
+        let t = args::text(text, "the node list")?;
+        let nodes = core_ring::parse_nodes(t).map_err(err)?;
+        spec_pairs(py, nodes.into_iter().map(|n| (n.name, n.weight)))
+    })
+}
+
+/// Parses target weights for a resharding plan (the grammar of `parse_nodes`, where a
+/// weight may be 0: drain the node) into `[(name, weight), ...]`.
+#[pyfunction]
+fn parse_weights<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    guard(|| {
+        let t = args::text(text, "the weight list")?;
+        spec_pairs(py, core_ring::parse_weights(t).map_err(err)?)
+    })
 }
 
 impl PyRing {
@@ -138,22 +177,26 @@ impl PyRing {
         py: Python<'_>,
         f: impl FnOnce(&mut core_ring::Ring) -> Result<(), RingError>,
     ) -> PyResult<()> {
-        let mut guard = self.state.write().unwrap_or_else(|e| e.into_inner());
-        let mut ring = guard.ring.clone();
-        f(&mut ring).map_err(from_ring)?;
+        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let mut ring = state.ring.clone();
+        f(&mut ring).map_err(err)?;
         // Reuse the str objects of nodes that stay.
-        let old = &guard.names;
+        let old: HashMap<&str, &Py<PyString>> = state
+            .ring
+            .nodes()
+            .iter()
+            .map(|n| n.name())
+            .zip(&state.names)
+            .collect();
         let names = ring
             .nodes()
             .iter()
-            .map(|n| {
-                old.iter()
-                    .find(|s| s.bind(py).to_str().is_ok_and(|s| s == n.name()))
-                    .map(|s| s.clone_ref(py))
-                    .unwrap_or_else(|| PyString::new(py, n.name()).unbind())
+            .map(|n| match old.get(n.name()) {
+                Some(s) => s.clone_ref(py),
+                None => PyString::new(py, n.name()).unbind(),
             })
             .collect();
-        *guard = Arc::new(State { ring, names });
+        *state = Arc::new(State { ring, names });
         Ok(())
     }
 }
@@ -161,179 +204,235 @@ impl PyRing {
 #[pymethods]
 impl PyRing {
     #[new]
-    #[pyo3(signature = (nodes=None, *, profile="native", vnodes=None, default_port=None, points_per_digest=None))]
+    #[pyo3(signature = (nodes=None, *, profile=None, vnodes=None, default_port=None, points_per_digest=None))]
     fn new(
         py: Python<'_>,
         nodes: Option<&Bound<'_, PyAny>>,
-        profile: &str,
-        vnodes: Option<i64>,
-        default_port: Option<i64>,
-        points_per_digest: Option<i64>,
+        profile: Option<&Bound<'_, PyAny>>,
+        vnodes: Option<&Bound<'_, PyAny>>,
+        default_port: Option<&Bound<'_, PyAny>>,
+        points_per_digest: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyRing> {
-        let p = profile_arg(profile, vnodes, default_port, points_per_digest)?;
-        let nodes = match nodes {
-            Some(n) => nodes_arg(n)?,
-            None => Vec::new(),
-        };
-        let ring = core_ring::Ring::with_nodes(p, nodes).map_err(from_ring)?;
-        Ok(PyRing::from_core(py, ring))
+        guard(|| {
+            let p = profile_arg(profile, vnodes, default_port, points_per_digest)?;
+            let nodes = match nodes {
+                Some(n) if !n.is_none() => nodes_arg(n)?,
+                _ => Vec::new(),
+            };
+            let ring = core_ring::Ring::with_nodes(p, nodes).map_err(err)?;
+            Ok(PyRing::from_core(py, ring))
+        })
     }
 
-    /// A ring from a node list as people type it: "a:1,b:2" or "host:port=3".
+    /// A ring from a node list as people write it (see `keyroute.parse_nodes`):
+    /// "10.0.0.1:11211,10.0.0.2:11211" (host:port keeps its port), "a=1,b=2",
+    /// twemproxy's "host:port:weight [alias]", or one "NAME WEIGHT" per line.
     #[classmethod]
-    #[pyo3(signature = (spec, *, profile="native", vnodes=None, default_port=None, points_per_digest=None))]
+    #[pyo3(signature = (spec, *, profile=None, vnodes=None, default_port=None, points_per_digest=None))]
     fn from_spec(
         _cls: &Bound<'_, pyo3::types::PyType>,
         py: Python<'_>,
-        spec: &str,
-        profile: &str,
-        vnodes: Option<i64>,
-        default_port: Option<i64>,
-        points_per_digest: Option<i64>,
+        spec: &Bound<'_, PyAny>,
+        profile: Option<&Bound<'_, PyAny>>,
+        vnodes: Option<&Bound<'_, PyAny>>,
+        default_port: Option<&Bound<'_, PyAny>>,
+        points_per_digest: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyRing> {
-        let p = profile_arg(profile, vnodes, default_port, points_per_digest)?;
-        let nodes = core_ring::parse_nodes(spec).map_err(from_ring)?;
-        let ring = core_ring::Ring::with_nodes(p, nodes.into_iter().map(|n| (n.name, n.weight)))
-            .map_err(from_ring)?;
-        Ok(PyRing::from_core(py, ring))
+        guard(|| {
+            let p = profile_arg(profile, vnodes, default_port, points_per_digest)?;
+            let nodes = core_ring::parse_nodes(text(spec, "the node list")?).map_err(err)?;
+            let ring =
+                core_ring::Ring::with_nodes(p, nodes.into_iter().map(|n| (n.name, n.weight)))
+                    .map_err(err)?;
+            Ok(PyRing::from_core(py, ring))
+        })
     }
 
     /// The node owning `key`, or None on an empty ring.
     fn get(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyString>>> {
-        let k = key_bytes(key)?;
-        let st = self.state.read().unwrap_or_else(|e| e.into_inner());
-        Ok(st.ring.get_index(k).map(|i| st.names[i].clone_ref(py)))
+        guard(|| {
+            let k = key_bytes(key)?;
+            let st = self.state.read().unwrap_or_else(|e| e.into_inner());
+            Ok(st.ring.get_index(k).map(|i| st.names[i].clone_ref(py)))
+        })
     }
 
     /// Up to `n` distinct nodes for `key`, clockwise from its point (owner first).
-    fn get_n(&self, py: Python<'_>, key: &Bound<'_, PyAny>, n: i64) -> PyResult<Py<PyList>> {
-        let n = usize::try_from(n)
-            .map_err(|_| PyValueError::new_err(format!("n must be >= 0, got {n}")))?;
-        let k = key_bytes(key)?;
-        let st = self.snapshot();
-        let mut idx = Vec::new();
-        st.ring.get_n_into(k, n, &mut idx);
-        Ok(PyList::new(py, idx.iter().map(|&i| st.names[i].bind(py)))?.unbind())
+    fn get_n(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        n: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyList>> {
+        guard(|| {
+            let n = int(n, "n")?;
+            if n < 0 {
+                return Err(out_of_range(format!("n must be >= 0, got {n}")));
+            }
+            // More than the ring's nodes is the ring's nodes.
+            let n = usize::try_from(n).unwrap_or(usize::MAX);
+            let k = key_bytes(key)?;
+            let st = self.snapshot();
+            let mut idx = Vec::new();
+            st.ring.get_n_into(k, n, &mut idx);
+            Ok(PyList::new(py, idx.iter().map(|&i| st.names[i].bind(py)))?.unbind())
+        })
     }
 
     /// The owner of every key (None for each on an empty ring), computed without the GIL
-    /// for batches of 256 keys or more.
+    /// for batches of 256 keys or more. At most MAX_KEYS_PER_CALL keys.
     fn get_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
-        let st = self.snapshot();
-        let ring = &st.ring;
-        let mut out: Vec<u32> = Vec::new();
-        batch(py, keys, &mut out, |ks, out| {
-            let start = out.len();
-            out.resize(start + ks.len(), NO_NODE);
-            ring.get_many_to_slice(ks, &mut out[start..]);
-        })?;
-        let none = py.None();
-        let list = PyList::new(
-            py,
-            out.iter().map(|&i| match st.names.get(i as usize) {
-                Some(name) => name.bind(py).as_any().clone(),
-                None => none.bind(py).clone(), // NO_NODE: an empty ring
-            }),
-        )?;
-        Ok(list.unbind())
+        guard(|| {
+            let st = self.snapshot();
+            let ring = &st.ring;
+            let mut out: Vec<u32> = Vec::new();
+            batch(py, keys, &mut out, |ks, out| {
+                let start = out.len();
+                out.resize(start + ks.len(), NO_NODE);
+                ring.get_many_to_slice(ks, &mut out[start..]);
+            })?;
+            let none = py.None();
+            let list = PyList::new(
+                py,
+                out.iter().map(|&i| match st.names.get(i as usize) {
+                    Some(name) => name.bind(py).as_any().clone(),
+                    None => none.bind(py).clone(), // NO_NODE: an empty ring
+                }),
+            )?;
+            Ok(list.unbind())
+        })
     }
 
     /// Adds a node (weight >= 1). Raises RingError if it is already on the ring.
     #[pyo3(signature = (node, weight=None))]
-    fn add(&self, py: Python<'_>, node: &str, weight: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let w = match weight {
-            Some(w) => weight_of(node, w)?,
-            None => 1,
-        };
-        self.change(py, |r| r.add(node, w))
+    fn add(
+        &self,
+        py: Python<'_>,
+        node: &Bound<'_, PyAny>,
+        weight: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        guard(|| {
+            let node = text(node, "a node name")?;
+            let w = match weight {
+                Some(w) if !w.is_none() => {
+                    checked_weight(node, args::weight(node, w)?).map_err(err)?
+                }
+                _ => 1,
+            };
+            self.change(py, |r| r.add(node, w))
+        })
     }
 
     /// Removes a node. Raises NodeNotFoundError (a KeyError) if it is not on the ring.
-    fn remove(&self, py: Python<'_>, node: &str) -> PyResult<()> {
-        self.change(py, |r| r.remove(node).map(|_| ()))
+    fn remove(&self, py: Python<'_>, node: &Bound<'_, PyAny>) -> PyResult<()> {
+        guard(|| {
+            let node = text(node, "a node name")?;
+            self.change(py, |r| r.remove(node).map(|_| ()))
+        })
     }
 
     /// Changes a node's weight (>= 1).
-    fn set_weight(&self, py: Python<'_>, node: &str, weight: &Bound<'_, PyAny>) -> PyResult<()> {
-        let w = weight_of(node, weight)?;
-        self.change(py, |r| r.set_weight(node, w))
+    fn set_weight(
+        &self,
+        py: Python<'_>,
+        node: &Bound<'_, PyAny>,
+        weight: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        guard(|| {
+            let node = text(node, "a node name")?;
+            let w = checked_weight(node, args::weight(node, weight)?).map_err(err)?;
+            self.change(py, |r| r.set_weight(node, w))
+        })
     }
 
     /// A node's weight. Raises NodeNotFoundError if it is not on the ring.
-    fn weight(&self, node: &str) -> PyResult<u32> {
-        let st = self.snapshot();
-        st.ring
-            .nodes()
-            .iter()
-            .find(|n| n.name() == node)
-            .map(|n| n.weight())
-            .ok_or_else(|| from_ring(RingError::UnknownNode(node.into())))
+    fn weight(&self, node: &Bound<'_, PyAny>) -> PyResult<u32> {
+        guard(|| {
+            let node = text(node, "a node name")?;
+            self.snapshot()
+                .ring
+                .weight(node)
+                .ok_or_else(|| err(RingError::UnknownNode(node.into())))
+        })
     }
 
     /// name -> weight, in the order the nodes were added.
     fn weights<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let st = self.snapshot();
-        let d = PyDict::new(py);
-        for (n, s) in st.ring.nodes().iter().zip(&st.names) {
-            d.set_item(s.bind(py), n.weight())?;
-        }
-        Ok(d)
+        guard(|| {
+            let st = self.snapshot();
+            let d = PyDict::new(py);
+            for (n, s) in st.ring.nodes().iter().zip(&st.names) {
+                d.set_item(s.bind(py), n.weight())?;
+            }
+            Ok(d)
+        })
     }
 
     /// (position, node) of every point, clockwise from 0.
     fn points<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let st = self.snapshot();
-        let items = st
-            .ring
-            .positions()
-            .iter()
-            .zip(st.ring.owners())
-            .map(|(&p, &o)| (p, st.names[o as usize].bind(py)).into_pyobject(py))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+        guard(|| {
+            let st = self.snapshot();
+            let items = st
+                .ring
+                .positions()
+                .iter()
+                .zip(st.ring.owners())
+                .map(|(&p, &o)| (p, st.names[o as usize].bind(py)).into_pyobject(py))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)
+        })
     }
 
     /// (start, end, node) of every arc, clockwise; positions start..=end belong to node
     /// (an arc may wrap past the top: start > end).
     fn arcs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let st = self.snapshot();
-        let items = st
-            .ring
-            .arcs()
-            .iter()
-            .map(|a| (a.start, a.end, st.names[a.owner].bind(py)).into_pyobject(py))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+        guard(|| {
+            let st = self.snapshot();
+            let items = st
+                .ring
+                .arcs()
+                .iter()
+                .map(|a| (a.start, a.end, st.names[a.owner].bind(py)).into_pyobject(py))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)
+        })
     }
 
     /// The exact fraction of the circle each node owns (sums to 1 on a non-empty ring).
     fn shares<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let st = self.snapshot();
-        let d = PyDict::new(py);
-        for (s, name) in st.ring.shares().into_iter().zip(&st.names) {
-            d.set_item(name.bind(py), s)?;
-        }
-        Ok(d)
+        guard(|| {
+            let st = self.snapshot();
+            let d = PyDict::new(py);
+            for (s, name) in st.ring.shares().into_iter().zip(&st.names) {
+                d.set_item(name.bind(py), s)?;
+            }
+            Ok(d)
+        })
     }
 
     /// What moves going from this ring to `other`: the moved arcs and the fraction of
     /// keys that change owner. Raises RingError if the rings hash keys differently.
-    fn diff(&self, other: &Bound<'_, PyRing>) -> PyResult<RingDiff> {
-        let (a, b) = (self.snapshot(), other.get().snapshot());
-        let d = core_ring::diff(&a.ring, &b.ring).map_err(from_ring)?;
-        Ok(RingDiff {
-            moved: d
-                .moved
-                .into_iter()
-                .map(|m| MovedArc {
-                    start: m.start,
-                    end: m.end,
-                    old_node: m.from,
-                    new_node: m.to,
-                })
-                .collect(),
-            moved_fraction: d.moved_fraction,
-            ideal_fraction: d.ideal_fraction,
+    fn diff(&self, other: &Bound<'_, PyAny>) -> PyResult<RingDiff> {
+        guard(|| {
+            let other = other
+                .cast::<PyRing>()
+                .map_err(|_| bad_type(format!("diff takes a Ring, not {}", type_name(other))))?;
+            let (a, b) = (self.snapshot(), other.get().snapshot());
+            let d = core_ring::diff(&a.ring, &b.ring).map_err(err)?;
+            Ok(RingDiff {
+                moved: d
+                    .moved
+                    .into_iter()
+                    .map(|m| MovedArc {
+                        start: m.start,
+                        end: m.end,
+                        old_node: m.from,
+                        new_node: m.to,
+                    })
+                    .collect(),
+                moved_fraction: d.moved_fraction,
+                ideal_fraction: d.ideal_fraction,
+            })
         })
     }
 
@@ -342,115 +441,124 @@ impl PyRing {
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyDict>)> {
-        let st = self.snapshot();
-        let p = st.ring.profile();
-        let nodes = st
-            .ring
-            .nodes()
-            .iter()
-            .map(|n| (n.name(), n.weight()))
-            .collect::<Vec<_>>();
-        let kw = PyDict::new(py);
-        kw.set_item("profile", p.name().as_str())?;
-        kw.set_item("vnodes", p.vnodes())?;
-        kw.set_item("default_port", p.default_port())?;
-        if p.name() != ProfileName::Native {
-            kw.set_item("points_per_digest", p.points_per_digest())?;
-        }
-        Ok((PyTuple::new(py, [nodes])?, kw))
+        guard(|| {
+            let st = self.snapshot();
+            let p = st.ring.profile();
+            let nodes = st
+                .ring
+                .nodes()
+                .iter()
+                .map(|n| (n.name(), n.weight()))
+                .collect::<Vec<_>>();
+            let kw = PyDict::new(py);
+            kw.set_item("profile", p.name().as_str())?;
+            kw.set_item("vnodes", p.vnodes())?;
+            if p.name() != ProfileName::Native {
+                // 0: no default port (hash every host:port whole).
+                kw.set_item("default_port", p.default_port().unwrap_or(0))?;
+                kw.set_item("points_per_digest", p.points_per_digest())?;
+            }
+            Ok((PyTuple::new(py, [nodes])?, kw))
+        })
     }
 
     /// An independent copy.
-    fn copy(&self, py: Python<'_>) -> PyRing {
-        PyRing::from_core(py, self.snapshot().ring.clone())
+    fn copy(&self, py: Python<'_>) -> PyResult<PyRing> {
+        guard(|| Ok(PyRing::from_core(py, self.snapshot().ring.clone())))
     }
 
-    fn __copy__(&self, py: Python<'_>) -> PyRing {
+    fn __copy__(&self, py: Python<'_>) -> PyResult<PyRing> {
         self.copy(py)
     }
 
-    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyRing {
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<PyRing> {
         self.copy(py)
     }
 
     /// The profile name ("native", "libketama", ...).
     #[getter]
-    fn profile(&self) -> &'static str {
-        self.snapshot().ring.profile().name().as_str()
+    fn profile(&self) -> PyResult<&'static str> {
+        guard(|| Ok(self.snapshot().ring.profile().name().as_str()))
     }
 
     /// Virtual nodes: points per unit of weight (native) or digests per server at equal
     /// weights (ketama family).
     #[getter]
-    fn vnodes(&self) -> u32 {
-        self.snapshot().ring.profile().vnodes()
+    fn vnodes(&self) -> PyResult<u32> {
+        guard(|| Ok(self.snapshot().ring.profile().vnodes()))
     }
 
     /// The port left out of hashed server strings, if any.
     #[getter]
-    fn default_port(&self) -> Option<u16> {
-        self.snapshot().ring.profile().default_port()
+    fn default_port(&self) -> PyResult<Option<u16>> {
+        guard(|| Ok(self.snapshot().ring.profile().default_port()))
     }
 
     /// Points per MD5 digest (1 for native).
     #[getter]
-    fn points_per_digest(&self) -> u8 {
-        self.snapshot().ring.profile().points_per_digest()
+    fn points_per_digest(&self) -> PyResult<u8> {
+        guard(|| Ok(self.snapshot().ring.profile().points_per_digest()))
     }
 
     /// The number of points on the circle.
     #[getter]
-    fn point_count(&self) -> usize {
-        self.snapshot().ring.point_count()
+    fn point_count(&self) -> PyResult<usize> {
+        guard(|| Ok(self.snapshot().ring.point_count()))
     }
 
     /// The node names, in the order they were added.
     #[getter]
     fn nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let st = self.snapshot();
-        PyList::new(py, st.names.iter().map(|s| s.bind(py)))
+        guard(|| {
+            let st = self.snapshot();
+            PyList::new(py, st.names.iter().map(|s| s.bind(py)))
+        })
     }
 
-    fn __len__(&self) -> usize {
-        self.snapshot().ring.len()
+    fn __len__(&self) -> PyResult<usize> {
+        guard(|| Ok(self.snapshot().ring.len()))
     }
 
-    fn __contains__(&self, node: &Bound<'_, PyAny>) -> bool {
-        match node.cast::<PyString>() {
-            Ok(s) => s.to_str().is_ok_and(|s| self.snapshot().ring.contains(s)),
-            Err(_) => false,
-        }
+    fn __contains__(&self, node: &Bound<'_, PyAny>) -> PyResult<bool> {
+        guard(|| {
+            Ok(match node.cast::<PyString>() {
+                Ok(s) => s.to_str().is_ok_and(|s| self.snapshot().ring.contains(s)),
+                Err(_) => false,
+            })
+        })
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.nodes(py)?.try_iter().map(|i| i.into_any())
+        guard(|| self.nodes(py)?.try_iter().map(|i| i.into_any()))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let st = self.snapshot();
-        let nodes = st.ring.nodes();
-        let shown: Vec<String> = nodes
-            .iter()
-            .take(8)
-            .map(|n| {
-                Ok(format!(
-                    "{}: {}",
-                    PyString::new(py, n.name()).repr()?.to_str()?,
-                    n.weight()
-                ))
-            })
-            .collect::<PyResult<_>>()?;
-        let more = if nodes.len() > 8 {
-            format!(", ...{} more", nodes.len() - 8)
-        } else {
-            String::new()
-        };
-        Ok(format!(
-            "Ring({{{}{more}}}, profile='{}', points={})",
-            shown.join(", "),
-            st.ring.profile().name().as_str(),
-            st.ring.point_count()
-        ))
+        guard(|| {
+            let st = self.snapshot();
+            let nodes = st.ring.nodes();
+            let shown: Vec<String> = nodes
+                .iter()
+                .take(8)
+                .map(|n| {
+                    Ok(format!(
+                        "{}: {}",
+                        PyString::new(py, n.name()).repr()?.to_str()?,
+                        n.weight()
+                    ))
+                })
+                .collect::<PyResult<_>>()?;
+            let more = if nodes.len() > 8 {
+                format!(", ...{} more", nodes.len() - 8)
+            } else {
+                String::new()
+            };
+            Ok(format!(
+                "Ring({{{}{more}}}, profile='{}', points={})",
+                shown.join(", "),
+                st.ring.profile().name().as_str(),
+                st.ring.point_count()
+            ))
+        })
     }
 }
 
@@ -517,6 +625,8 @@ impl RingDiff {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRing>()?;
+    m.add_function(wrap_pyfunction!(parse_nodes, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_weights, m)?)?;
     m.add_class::<RingDiff>()?;
     m.add_class::<MovedArc>()?;
     m.add(

@@ -2,11 +2,12 @@
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyInt, PyList};
+use pyo3::types::{PyBytes, PyInt, PyList, PyString};
 
 use keyroute::slot as core_slot;
 
-use crate::keys::{batch, key_bytes};
+use crate::errors::{guard, internal};
+use crate::keys::{batch, key_bytes, MAX_KEYS_PER_CALL};
 
 /// The Python ints 0..16384, made once: slot results are shared ints, so a batch
 /// allocates nothing per key beyond the result list.
@@ -23,26 +24,44 @@ fn slot_ints(py: Python<'_>) -> &[Py<PyInt>] {
 /// The Redis Cluster hash slot of a key (0..16383), as CLUSTER KEYSLOT answers.
 #[pyfunction]
 fn key_slot(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyInt>> {
-    let s = core_slot::key_slot(key_bytes(key)?);
-    Ok(slot_ints(py)[usize::from(s)].clone_ref(py))
+    guard(|| {
+        let s = core_slot::key_slot(key_bytes(key)?);
+        Ok(slot_ints(py)[usize::from(s)].clone_ref(py))
+    })
 }
 
 /// The slot of every key, computed without the GIL for batches of 256 keys or more.
+/// At most MAX_KEYS_PER_CALL keys.
 #[pyfunction]
 fn key_slots(py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
-    let mut out: Vec<u16> = Vec::new();
-    batch(py, keys, &mut out, |ks, out| {
-        out.extend(ks.iter().map(core_slot::key_slot));
-    })?;
-    let ints = slot_ints(py);
-    Ok(PyList::new(py, out.iter().map(|&s| ints[usize::from(s)].bind(py)))?.unbind())
+    guard(|| {
+        let mut out: Vec<u16> = Vec::new();
+        batch(py, keys, &mut out, |ks, out| {
+            out.extend(ks.iter().map(core_slot::key_slot));
+        })?;
+        let ints = slot_ints(py);
+        Ok(PyList::new(py, out.iter().map(|&s| ints[usize::from(s)].bind(py)))?.unbind())
+    })
 }
 
-/// The part of a key that is hashed: the bytes between the first "{" and the first "}"
-/// after it when non-empty, else the whole key.
+/// The part of a key that is hashed: the text between the first "{" and the first "}"
+/// after it when non-empty, else the whole key. Of the key's type: str for a str key,
+/// bytes for a bytes key.
 #[pyfunction]
-fn hash_tag<'py>(py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    Ok(PyBytes::new(py, core_slot::hash_tag(key_bytes(key)?)))
+fn hash_tag<'py>(py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    guard(|| {
+        let k = key_bytes(key)?;
+        let tag = core_slot::hash_tag(k);
+        if !key.is_instance_of::<PyString>() {
+            return Ok(PyBytes::new(py, tag).into_any());
+        }
+        if tag.len() == k.len() && key.is_exact_instance_of::<PyString>() {
+            return Ok(key.clone());
+        }
+        // The tag is cut at ASCII braces, so it is UTF-8 when the key is.
+        let tag = std::str::from_utf8(tag).map_err(|e| internal(e.to_string()))?;
+        Ok(PyString::new(py, tag).into_any())
+    })
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -50,5 +69,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(key_slots, m)?)?;
     m.add_function(wrap_pyfunction!(hash_tag, m)?)?;
     m.add("SLOT_COUNT", core_slot::SLOT_COUNT)?;
+    m.add("MAX_KEYS_PER_CALL", MAX_KEYS_PER_CALL)?;
     Ok(())
 }

@@ -23,7 +23,7 @@ def test_nodes_forms_agree() -> None:
     b = Ring({"a": 1, "b": 1, "c": 1})
     c = Ring([("a", 1), "b", ("c", 1)])
     d = Ring(iter(["a", "b", "c"]))
-    e = Ring.from_spec("a,b:1,c=1")
+    e = Ring.from_spec("a,b=1,c=1")
     keys = [f"k{i}" for i in range(500)]
     want = a.get_many(keys)
     for r in (b, c, d, e):
@@ -157,8 +157,8 @@ def test_profiles_and_options() -> None:
         lambda: Ring(["a"], points_per_digest=2),
         lambda: Ring(["a"], profile="libketama", points_per_digest=5),
         lambda: Ring(["a"], default_port=70000),
-        lambda: Ring([("a", 1, 2)]),  # type: ignore[list-item]
-        lambda: Ring.from_spec("a:x"),
+        lambda: Ring.from_spec("a=x"),
+        lambda: Ring.from_spec("a:2"),
         lambda: Ring.from_spec(""),
         lambda: Ring(["a"]).add("a"),
         lambda: Ring(["a"]).add("b", 0),
@@ -208,24 +208,50 @@ def test_missing_node_is_key_error(call) -> None:  # type: ignore[no-untyped-def
         lambda: Ring(["a"]).get_many("abc"),
         lambda: Ring(["a"]).get_many(None),  # type: ignore[arg-type]
         lambda: Ring("abc"),
+        lambda: Ring(b"abc"),  # type: ignore[arg-type]
+        lambda: Ring(5),  # type: ignore[arg-type]
         lambda: Ring([1]),  # type: ignore[list-item]
+        lambda: Ring([("a", 1, 2)]),  # type: ignore[list-item]
         lambda: Ring({"a": "1"}),  # type: ignore[dict-item]
         lambda: Ring({"a": True}),
+        lambda: Ring(["a"], vnodes=1.5),  # type: ignore[arg-type]
+        lambda: Ring(["a"], profile=3),  # type: ignore[arg-type]
+        lambda: Ring(["a"]).get_n("x", 1.0),  # type: ignore[arg-type]
+        lambda: Ring(["a"]).add(1),  # type: ignore[arg-type]
+        lambda: Ring(["a"]).diff("b"),  # type: ignore[arg-type]
         lambda: keyroute.key_slot(3),  # type: ignore[arg-type]
         lambda: keyroute.key_slots(b"abc"),
-        lambda: keyroute.hash_tag(None),  # type: ignore[arg-type]
+        lambda: keyroute.hash_tag(None),  # type: ignore[call-overload]
+        lambda: keyroute.parse_nodes(["a"]),  # type: ignore[arg-type]
+        lambda: keyroute.Pool("ab"),
+        lambda: keyroute.Pool().seed(["a"], overwrite="yes"),  # type: ignore[arg-type]
+        lambda: keyroute.Pool().pick_many(None),  # type: ignore[arg-type]
+        lambda: keyroute.group_by_slot("ab"),
     ],
 )
-def test_wrong_types_are_type_errors(call) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(TypeError):
+def test_wrong_types_are_bad_type(call) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(TypeError) as info:
         call()
+    assert isinstance(info.value, keyroute.BadTypeError)
+    assert info.value.code == "BAD_TYPE"
 
 
-def test_lone_surrogate_is_unicode_error() -> None:
-    with pytest.raises(UnicodeEncodeError):
-        Ring(["a"]).get("\udc80")
-    with pytest.raises(UnicodeEncodeError):
-        keyroute.key_slot("\udc80")
+def test_lone_surrogate_is_bad_utf8() -> None:
+    for call in (
+        lambda: Ring(["a"]).get("\udc80"),
+        lambda: keyroute.key_slot("\udc80"),
+        lambda: keyroute.key_slots(["ok", "\ud800x"]),
+        lambda: Ring(["a"]).get_many(["\udc80"] * 300),
+        lambda: Ring(["\udc80"]),
+        lambda: Ring.from_spec("a,\udc80"),
+        lambda: keyroute.hash_tag("{\udc80}"),
+        lambda: keyroute.Pool(["\udc80"]),
+        lambda: keyroute.SlotMap().add_master("\udc80", "h:1"),
+    ):
+        with pytest.raises(UnicodeError) as info:
+            call()
+        assert isinstance(info.value, keyroute.BadUtf8Error)
+        assert info.value.code == "BAD_UTF8" and "surrogate" in str(info.value)
 
 
 def test_get_many_accepts_iterables_and_is_stable_under_changes() -> None:
@@ -320,9 +346,12 @@ def test_slots() -> None:
         assert keyroute.key_slot(k) == s, k
     assert keyroute.key_slots(list(cases)) == list(cases.values())
     assert keyroute.key_slots([]) == []
-    assert keyroute.hash_tag("{user:1}:cart") == b"user:1"
+    assert keyroute.hash_tag("{user:1}:cart") == "user:1"
+    assert keyroute.hash_tag(b"{user:1}:cart") == b"user:1"
     assert keyroute.hash_tag(b"foo{}{bar}") == b"foo{}{bar}"
-    assert keyroute.hash_tag("{{a}}") == b"{a"
+    assert keyroute.hash_tag("foo{}{bar}") == "foo{}{bar}"
+    assert keyroute.hash_tag("{{a}}") == "{a"
+    assert keyroute.hash_tag("{é}x") == "é" and keyroute.hash_tag("é".encode()) == "é".encode()
     assert keyroute.key_slot("{user:1}:cart") == keyroute.key_slot("user:1")
 
 
@@ -330,24 +359,47 @@ def test_pool() -> None:
     assert "ZRANGE" in keyroute.LEAST_USED_SCRIPT and "ZINCRBY" in keyroute.LEAST_USED_SCRIPT
     assert len(keyroute.LEAST_USED_SHA1) == 40
     pool = keyroute.Pool()
-    assert pool.pick() is None and pool.pick_many(3) == [] and pool.min_count() is None
+    assert pool.pick() is None and pool.pick_bytes() is None and pool.min_count() is None
+    assert pool.pick_many(3) == [] and pool.pick_many_bytes(3) == []
     assert pool.seed(["proxy-b", b"proxy-a"]) == 2
-    assert pool.pick() == b"proxy-a"
-    assert pool.pick() == b"proxy-b"
+    assert pool.pick() == "proxy-a"
+    assert pool.pick_bytes() == b"proxy-b"
     assert pool.remove("proxy-a") == 1
     assert pool.remove("proxy-a") is None
     assert "proxy-a" not in pool and b"proxy-b" in pool and len(pool) == 1
     assert pool.removed_count("proxy-a") == 1
-    assert pool.pick() == b"proxy-b"
+    assert pool.removed() == {"proxy-a": 1} and pool.removed_bytes() == {b"proxy-a": 1}
+    assert pool.pick() == "proxy-b"
     assert pool.restore("proxy-a", "at_minimum") == 2
-    assert pool.counts() == {b"proxy-a": 2, b"proxy-b": 2}
+    assert pool.counts() == {"proxy-a": 2, "proxy-b": 2}
+    assert pool.counts_bytes() == {b"proxy-a": 2, b"proxy-b": 2}
+    assert pool.pick_many(3) == ["proxy-a", "proxy-b", "proxy-a"]
+    assert pool.pick_many_bytes(1) == [b"proxy-b"]
     assert pool.count("nope") is None
     assert "2 members" in repr(pool)
-    with pytest.raises(ValueError):
-        pool.restore("proxy-a", "zero")
-    with pytest.raises(keyroute.PoolError):
-        pool.seed(["x"], keyroute.MAX_EXACT_COUNT + 1)
-    with pytest.raises(OverflowError):
-        pool.seed(["x"], -1)
+    with pytest.raises(keyroute.PoolError) as mode:
+        pool.restore("proxy-a", "zero")  # type: ignore[arg-type]
+    assert mode.value.code == "BAD_RESTORE_MODE"
+    for initial in (keyroute.MAX_EXACT_COUNT + 1, -1):
+        with pytest.raises(keyroute.PoolError) as info:
+            pool.seed(["x"], initial)
+        assert info.value.code == "BAD_COUNT"
     p2 = keyroute.Pool(["b", "a"], initial=3)
-    assert p2.counts() == {b"a": 3, b"b": 3}
+    assert p2.counts() == {"a": 3, "b": 3}
+    # A member that is not UTF-8: str results refuse it (counted), bytes ones do not.
+    p3 = keyroute.Pool([b"\xff"])
+    with pytest.raises(keyroute.BadUtf8Error) as bad:
+        p3.pick()
+    assert bad.value.code == "BAD_UTF8" and "pick_bytes" in str(bad.value)
+    assert p3.pick_bytes() == b"\xff" and p3.counts_bytes() == {b"\xff": 2}
+    with pytest.raises(keyroute.BadUtf8Error):
+        p3.counts()
+
+
+def test_scripts() -> None:
+    names = [s.name for s in keyroute.SCRIPTS]
+    assert names[:4] == ["least-used", "seed", "remove", "restore"]
+    assert "lease-acquire" in names and len(names) == len(set(names))
+    least = keyroute.SCRIPTS[0]
+    assert least.text == keyroute.LEAST_USED_SCRIPT and least.sha1 == keyroute.LEAST_USED_SHA1
+    assert least.num_keys == 1 and least.summary and "least-used" in repr(least)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import keyroute
@@ -55,7 +57,7 @@ def test_from_cluster_slots_reply() -> None:
     assert a is not None and m.node(a)["replicas"] == [m.find_id("id-a1")]
     with pytest.raises(keyroute.SlotMapError):
         SlotMap.from_slots([[0, 10, [b"h", 1, b"x"]], [5, 20, [b"h", 2, b"y"]]])
-    with pytest.raises(keyroute.SlotMapError):
+    with pytest.raises(keyroute.BadTypeError):
         SlotMap.from_slots([[0, 10]])
 
 
@@ -69,8 +71,11 @@ def test_redirects() -> None:
     assert m.owner(42) == 3 and m.owner(43) == a
     with pytest.raises(keyroute.RedirectError):
         m.apply_redirect("WRONGTYPE nope", "h")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as bad:
         m.apply_redirect("MOVED 99999 h:1", "h")
+    assert bad.value.code == "BAD_REDIRECT"  # type: ignore[attr-defined]
+    assert keyroute.parse_redirect("ASK 12182 [::1]:7001") == ("ask", 12182, "::1", 7001)
+    assert keyroute.parse_redirect(b"MOVED 1 :7000") == ("moved", 1, "", 7000)
 
 
 def test_grouping() -> None:
@@ -83,23 +88,104 @@ def test_grouping() -> None:
 
 def test_errors() -> None:
     m, a, b, c = three_masters()
-    with pytest.raises(keyroute.SlotMapError):
-        m.add_master("id-a", "h:1")  # duplicate id
-    with pytest.raises(keyroute.SlotMapError):
-        m.add_master("x", "no-port")
-    with pytest.raises(keyroute.SlotMapError):
-        m.assign(10, 5, a)
-    with pytest.raises(ValueError):
-        m.assign(0, 16384, a)
-    with pytest.raises(KeyError):
-        m.assign(0, 1, 99)
-    with pytest.raises(ValueError):
-        m.owner(-1)
-    r = m.add_replica(a, "r", "h:2")
-    with pytest.raises(keyroute.SlotMapError):
-        m.assign(0, 1, r)  # not a master
-    with pytest.raises(IndexError):
-        m[42]
+
+    def code(call, cls=keyroute.KeyrouteError):  # type: ignore[no-untyped-def]
+        with pytest.raises(cls) as info:
+            call()
+        return info.value.code
+
+    assert code(lambda: m.add_master("id-a", "h:1"), keyroute.SlotMapError) == "DUPLICATE_NODE"
+    assert code(lambda: m.add_master("x", "no-port"), keyroute.SlotMapError) == "BAD_ADDRESS"
+    assert code(lambda: m.add_master("x", "h:0"), keyroute.SlotMapError) == "BAD_PORT"
+    assert code(lambda: m.add_master("x", ("", 7000)), keyroute.SlotMapError) == "BAD_ADDRESS"
+    assert code(lambda: m.add_master("x", ("h", 2**64)), keyroute.SlotMapError) == "BAD_PORT"
+    assert code(lambda: m.add_master("x", ["h", 1]), keyroute.BadTypeError) == "BAD_TYPE"
+    assert code(lambda: m.assign(10, 5, a), keyroute.SlotMapError) == "BAD_RANGE"
+    assert code(lambda: m.assign(0, 16384, a), ValueError) == "BAD_RANGE"
+    assert code(lambda: m.assign(-1, 2**70, a), ValueError) == "BAD_RANGE"
+    assert code(lambda: m.assign(0, 1, 99), KeyError) == "UNKNOWN_NODE"
+    assert code(lambda: m.owner(-1), ValueError) == "BAD_SLOT"
+    assert code(lambda: m.owner(16384), keyroute.SlotMapError) == "BAD_SLOT"
+    r = m.add_replica(a, "r", ("h", 2))
+    assert code(lambda: m.assign(0, 1, r), keyroute.SlotMapError) == "NOT_A_MASTER"
+    assert code(lambda: m[42], IndexError) == "UNKNOWN_NODE"
+    assert [n["index"] for n in m] == [0, 1, 2, 3]  # iteration stops at the missing node
+
+
+def test_plan() -> None:
+    m = SlotMap()
+    a = m.add_master("id-a", "10.0.0.1:7000")
+    b = m.add_master("id-b", ("10.0.0.2", 7000))
+    c = m.add_master("id-c", "10.0.0.3:7000")  # new, no slots
+    m.assign(0, 8191, a)
+    m.assign(8192, 16383, b)
+    plan = keyroute.Plan(m, {a: 1, "10.0.0.2:7000": 1, "id-c": 1})
+    assert plan.slots_moved == 5461 and len(plan) == len(plan.moves) >= 1
+    assert all(to == c and frm in (a, b) for _, _, frm, to in plan.moves)
+    assert [t["node"] for t in plan.targets] == [a, b, c]
+    assert sum(t["after"] for t in plan.targets) == 16384
+    assert "5461 slots moved" in repr(plan)
+    same = keyroute.Plan(m, keyroute.parse_weights("10.0.0.1:7000=1,10.0.0.2:7000=1,id-c=1"))
+    assert same.moves == plan.moves
+    plan.apply(m)
+    assert sorted(m.slot_counts()) == [5461, 5461, 5462]
+    with pytest.raises(keyroute.PlanError) as stale:
+        plan.apply(m)
+    assert stale.value.code == "STALE_PLAN"
+    for weights, code in (
+        ({a: 0, b: 0, c: 0}, "BAD_PLAN"),
+        ({a: 1}, "BAD_PLAN"),
+        ({a: 1, b: 1, c: -1}, "NEGATIVE_WEIGHT"),
+        ({a: 1, b: 1, c: 1.5}, "BAD_WEIGHT"),
+        ({a: 1, b: 1, "nope:1": 1}, "UNKNOWN_NODE"),
+        ({a: 1, b: 1, 7: 1}, "UNKNOWN_NODE"),
+    ):
+        with pytest.raises(keyroute.KeyrouteError) as info:
+            keyroute.Plan(m, weights)  # type: ignore[arg-type]
+        assert info.value.code == code, weights
+    with pytest.raises(keyroute.BadTypeError):
+        keyroute.Plan(m, "10.0.0.1:7000=1")  # type: ignore[arg-type]
+    with pytest.raises(keyroute.BadTypeError):
+        keyroute.Plan("map", {})  # type: ignore[arg-type]
+
+
+def test_from_shards_and_redis_py_shapes() -> None:
+    def node(id_: str, port: int, role: str, *, raw: bool = False) -> dict[Any, Any]:
+        d = {"id": id_, "port": port, "ip": "127.0.0.1", "endpoint": "127.0.0.1",
+             "hostname": "", "role": role, "replication-offset": 0, "health": "online"}
+        if raw:
+            return {k.encode(): (v.encode() if isinstance(v, str) else v) for k, v in d.items()}
+        return d
+
+    shards = [
+        {"slots": [(0, 8191)], "nodes": [node("a", 7000, "master"), node("a1", 7003, "replica")]},
+        {"slots": [8192, 16383], "nodes": [node("b", 7001, "master", raw=True)]},
+        {"slots": [], "nodes": [node("c", 7002, "master")]},  # a new, empty master
+    ]
+    m = SlotMap.from_shards(shards)
+    assert m.is_complete() and len(m) == 4
+    assert m.node(m.find_id("a1"))["role"] == "replica"  # type: ignore[arg-type]
+    assert m.node(m.find_id("c"))["health"] == "online"  # type: ignore[arg-type]
+    # The server's flat RESP2 form.
+    flat = [["slots", [0, 16383], "nodes", [["id", "a", "port", 7000, "ip", "127.0.0.1",
+                                            "endpoint", "127.0.0.1", "role", "master",
+                                            "replication-offset", 0, "health", "online"]]]]
+    assert SlotMap.from_shards(flat).address_for_slot(5) == "127.0.0.1:7000"
+    # redis-py's RedisCluster.cluster_slots(): a dict without node ids.
+    slots = {
+        (0, 8191): {"primary": ("127.0.0.1", 7000), "replicas": [("127.0.0.1", 7003)]},
+        (8192, 16383): {"primary": ("127.0.0.1", 7001), "replicas": []},
+    }
+    m2 = SlotMap.from_slots(slots)
+    assert m2.is_complete() and len(m2) == 3
+    assert m2.address_for_slot(8192) == "127.0.0.1:7001"
+    assert m2.node(m2.owner(0))["replicas"] == [1]  # type: ignore[arg-type]
+    with pytest.raises(keyroute.SlotMapError) as two:
+        SlotMap.from_shards([{"slots": [(0, 10)], "nodes": [node("a", 1, "master")]},
+                             {"slots": [(5, 20)], "nodes": [node("b", 2, "master")]}])
+    assert two.value.code == "INCONSISTENT_TOPOLOGY"
+    with pytest.raises(keyroute.BadTypeError):
+        SlotMap.from_redis_py(object())
 
 
 def test_stub_lists_every_runtime_name() -> None:

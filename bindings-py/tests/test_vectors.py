@@ -69,8 +69,8 @@ def test_slot_vector(path: Path) -> None:
 
 
 def _pool_state(pool: keyroute.Pool) -> tuple[list[list[Any]], list[list[Any]]]:
-    counts = [[m.hex(), c] for m, c in pool.counts().items()]
-    removed = [[m.hex(), c] for m, c in pool.removed().items()]
+    counts = [[m.hex(), c] for m, c in pool.counts_bytes().items()]
+    removed = [[m.hex(), c] for m, c in pool.removed_bytes().items()]
     return counts, removed
 
 
@@ -82,41 +82,70 @@ def _pool_ids() -> list[tuple[Path, str]]:
     return out
 
 
+def expected_code(op: dict[str, Any]) -> str:
+    """The code of a refused op, from the script's error text in the vector."""
+    if "must not be empty" in op["error"]:
+        return "EMPTY_MEMBER"
+    if "initial count" in op["error"]:
+        return "BAD_COUNT"
+    raise AssertionError(f"an error the Python test does not know: {op['error']!r}")
+
+
+def pool_op(pool: Any, op: dict[str, Any]) -> Any:
+    """Runs one vector op on a Pool or a LeastUsed (the same API); returns its result
+    in the vector's form."""
+    kind = op["op"]
+    if kind == "seed":
+        members = [bytes.fromhex(m) for m in op["members_hex"]]
+        return pool.seed(members, op["initial"], op["overwrite"])
+    if kind == "pick":
+        m = pool.pick_bytes()
+        return m.hex() if m is not None else None
+    if kind == "pick_many":
+        return [m.hex() for m in pool.pick_many_bytes(op["n"])]
+    if kind == "remove":
+        return pool.remove(bytes.fromhex(op["member_hex"]))
+    if kind == "restore":
+        return pool.restore(bytes.fromhex(op["member_hex"]), op["mode"])
+    raise AssertionError(f"unknown op {kind}")
+
+
+def check_pool_op(pool: Any, op: dict[str, Any], where: str) -> None:
+    """One op: its result, or its refusal (the code of the error, nothing changed)."""
+    if "error" in op:
+        assert op["op"] in ("seed", "restore"), where
+        with pytest.raises(keyroute.PoolError) as info:
+            pool_op(pool, op)
+        assert info.value.code == expected_code(op), where
+        return
+    got = pool_op(pool, op)
+    if op["op"] == "pick":
+        assert got == op.get("result_hex"), where
+    elif op["op"] == "pick_many":
+        assert got == (op.get("result_hex") or []), where
+    else:
+        assert got == op["result"], where
+
+
 @pytest.mark.parametrize("path,name", _pool_ids(), ids=lambda x: getattr(x, "stem", x))
 def test_pool_vector(path: Path, name: str) -> None:
     seq = next(s for s in load(path)["sequences"] if s["name"] == name)
     pool = keyroute.Pool()
     for i, op in enumerate(seq["ops"]):
         where = f"{name} op {i} {op['op']}"
-        kind = op["op"]
-        if "error" in op:
-            with pytest.raises(ValueError):
-                if kind == "seed":
-                    pool.seed(
-                        [bytes.fromhex(m) for m in op["members_hex"]],
-                        op["initial"],
-                        op["overwrite"],
-                    )
-                else:  # pragma: no cover - only seed can be refused today
-                    pytest.fail(f"{where}: unexpected error op")
-        elif kind == "seed":
-            got = pool.seed(
-                [bytes.fromhex(m) for m in op["members_hex"]], op["initial"], op["overwrite"]
-            )
-            assert got == op["result"], where
-        elif kind == "pick":
-            m = pool.pick()
-            assert (m.hex() if m is not None else None) == op.get("result_hex"), where
-        elif kind == "pick_many":
-            ms = pool.pick_many(op["n"])
-            assert [m.hex() for m in ms] == (op.get("result_hex") or []), where
-        elif kind == "remove":
-            assert pool.remove(bytes.fromhex(op["member_hex"])) == op["result"], where
-        elif kind == "restore":
-            got = pool.restore(bytes.fromhex(op["member_hex"]), op["mode"])
-            assert got == op["result"], where
-        else:
-            pytest.fail(f"{where}: unknown op")
+        check_pool_op(pool, op, where)
         counts, removed = _pool_state(pool)
         assert counts == op["counts"], where
         assert removed == op["removed"], where
+
+
+def test_pool_vectors_hold_refusals() -> None:
+    # The vector format change (a restore may carry "error"): both kinds are exercised.
+    refused = {
+        (op["op"], expected_code(op))
+        for path in POOL_FILES
+        for seq in load(path)["sequences"]
+        for op in seq["ops"]
+        if "error" in op
+    }
+    assert ("restore", "EMPTY_MEMBER") in refused and ("seed", "EMPTY_MEMBER") in refused

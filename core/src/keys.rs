@@ -9,6 +9,29 @@
 use alloc::vec::Vec;
 use core::iter::FusedIterator;
 
+/// The most keys (or members, or entries) one batch call takes, in every binding:
+/// 2^24 = 16,777,216. A caller's larger count is refused (`TOO_LARGE`) before anything is
+/// allocated; split the batch.
+///
+/// ```
+/// assert_eq!(keyroute::keys::MAX_KEYS_PER_CALL, 16_777_216);
+/// ```
+pub const MAX_KEYS_PER_CALL: usize = 1 << 24;
+
+/// The most key bytes one batch call takes, in every binding: 1 GiB.
+///
+/// ```
+/// assert_eq!(keyroute::keys::MAX_BATCH_BYTES, 1 << 30);
+/// ```
+pub const MAX_BATCH_BYTES: usize = 1 << 30;
+
+/// The longest key any call takes: 512 MiB, the largest string Redis holds.
+///
+/// ```
+/// assert_eq!(keyroute::keys::MAX_KEY_BYTES, 512 * 1024 * 1024);
+/// ```
+pub const MAX_KEY_BYTES: usize = 512 << 20;
+
 /// Keys stored back to back in one byte buffer, with the end offset of each.
 ///
 /// Reuse one value across batches ([`PackedKeys::clear`] keeps the capacity) and no

@@ -5,8 +5,12 @@
 //!   fast SipHash `native` profile; the node-list grammar ([`ring::parse_nodes`]).
 //! * [`slot`]: Redis Cluster hash slots, the slot map, redirects and resharding plans.
 //! * [`select`]: least-used selection: the Lua scripts and an in-memory pool model.
+//! * [`cache`]: the smart cache on Redis (entries loaded once across instances with a
+//!   fenced lease, sessions, devices): key names, scripts, reply decoders, state models.
 //! * [`script`]: every Lua script keyroute runs, as values ([`script::SCRIPTS`]).
 //! * [`error`]: the error codes every language shows ([`error::ErrorCode`]).
+//! * [`frame`]: the binary header, message types and transport errors of `keyroute serve`.
+//! * [`queue`]: [`queue::DeadlineQueue`], the service's fixed-capacity deadline queue.
 //! * [`keys`]: [`keys::PackedKeys`], a batch of keys in one buffer, for bindings.
 //!
 //! This crate computes; it never does I/O. Running the scripts and the cluster operations
@@ -74,9 +78,13 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod cache;
 pub mod error;
+pub mod frame;
 #[cfg(feature = "alloc")]
 pub mod keys;
+#[cfg(feature = "alloc")]
+pub mod queue;
 #[cfg(feature = "alloc")]
 pub mod ring;
 pub mod script;

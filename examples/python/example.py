@@ -25,15 +25,18 @@ bigger.add("cache-d")
 d = ring.diff(bigger)
 print(f"adding cache-d moves {d.moved_fraction:.1%} of keys (ideal {d.ideal_fraction:.1%})")
 
-# Errors are Pythonic.
+# Errors are Pythonic, and carry the code every language shows (keyroute.ERROR_CODES).
 try:
     ring.remove("cache-z")
 except KeyError as e:
     print("KeyError:", e)
 try:
     keyroute.Ring({"a": 0})
-except ValueError as e:
-    print("ValueError:", e)
+except keyroute.RingError as e:  # also a ValueError
+    print(f"ValueError [{e.code}]:", e)
+
+# Node lists as people write them: host:port keeps its port.
+print(keyroute.parse_nodes("10.0.0.1:11211, 10.0.0.2:11211=2"))
 
 # Redis Cluster slots, as CLUSTER KEYSLOT answers.
 print("slot of {user:1}:cart =", keyroute.key_slot("{user:1}:cart"))
@@ -51,5 +54,5 @@ pool = keyroute.Pool(["proxy-1", "proxy-2"])
 proxy = pool.pick()
 if proxy is None:  # empty pool: make no request
     raise SystemExit("no proxy available")
-print("picked", proxy, "counts:", pool.counts())
+print("picked", proxy, "counts:", pool.counts())  # str members; pick_bytes() for bytes
 print("script:", keyroute.LEAST_USED_SCRIPT.strip().splitlines()[0], "...")

@@ -366,7 +366,7 @@ impl ConnectionLike for Reconnecting {
         offset: usize,
         count: usize,
     ) -> RedisResult<Vec<Value>> {
-        self.with(|con| con.req_packed_commands(cmd, offset, count))
+        self.with(|con| pipeline(con, cmd, offset, count))
     }
 
     fn get_db(&self) -> i64 {
@@ -380,6 +380,33 @@ impl ConnectionLike for Reconnecting {
     fn is_open(&self) -> bool {
         self.con.as_ref().is_some_and(Connection::is_open)
     }
+}
+
+/// A pipeline on `con`: its replies. The `redis` crate's own pipeline read waits for
+/// every reply even after one timed out, each wait up to the read timeout, so a stalled
+/// server cost one timeout per command (a 512-pick pipeline, 512 timeouts). This stops
+/// at the first transport error instead; the caller then drops the connection, so late
+/// replies cannot be taken for the answers of later commands. Server error replies are
+/// values, as in the crate. Transactions (`offset > 0`) keep the crate's reading.
+fn pipeline(
+    con: &mut Connection,
+    cmd: &[u8],
+    offset: usize,
+    count: usize,
+) -> RedisResult<Vec<Value>> {
+    if offset > 0 {
+        return con.req_packed_commands(cmd, offset, count);
+    }
+    con.send_packed_command(cmd)?;
+    let mut replies = Vec::with_capacity(count);
+    while replies.len() < count {
+        match con.recv_response()? {
+            // RESP3 push data between replies is not a reply.
+            Value::Push { .. } => {}
+            reply => replies.push(reply),
+        }
+    }
+    Ok(replies)
 }
 
 /// The key of a single-key command: its first argument after the name.

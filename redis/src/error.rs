@@ -5,6 +5,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use keyroute::cache::{InputError, ReplyError};
 use keyroute::error::ErrorCode;
 use keyroute::ring::RingError;
 use keyroute::select::{KeyError, PoolError};
@@ -116,6 +117,27 @@ pub enum Error {
     UnknownNode(String),
     /// A TTL outside 1 ms ..= 2^53 ms; nothing was sent.
     BadTtl(Duration),
+    /// A smart-cache argument that was refused; nothing was sent.
+    Input(InputError),
+    /// A smart-cache script reply of an unexpected shape.
+    Reply(ReplyError),
+    /// The deadline of a smart-cache call passed before a value was served.
+    CacheTimeout {
+        /// What was being waited for.
+        context: String,
+        /// The time the call was given.
+        after: Duration,
+    },
+    /// The loader failed, or its failure is still cached (for the negative TTL).
+    Backend {
+        /// The loader's error code.
+        code: String,
+        /// The loader's message.
+        message: String,
+        /// Whether the error came from the cache (another caller's load), not from this
+        /// call's loader.
+        cached: bool,
+    },
 }
 
 /// `Result` with [`Error`].
@@ -222,6 +244,10 @@ impl Error {
             Error::Busy(_) => ErrorCode::Busy,
             Error::UnknownNode(_) => ErrorCode::UnknownNode,
             Error::BadTtl(_) => ErrorCode::BadTtl,
+            Error::Input(e) => e.code(),
+            Error::Reply(e) => e.code(),
+            Error::CacheTimeout { .. } => ErrorCode::CacheTimeout,
+            Error::Backend { .. } => ErrorCode::BackendError,
         }
     }
 
@@ -304,6 +330,24 @@ impl fmt::Display for Error {
                 "a lease TTL must be between 1 ms and 2^53 ms, got {} ms",
                 d.as_millis()
             ),
+            Error::Input(e) => e.fmt(f),
+            Error::Reply(e) => write!(f, "redis: {e}"),
+            Error::CacheTimeout { context, after } => write!(
+                f,
+                "{context}: no value within {} ms (another instance may still be loading it)",
+                after.as_millis()
+            ),
+            Error::Backend {
+                code,
+                message,
+                cached,
+            } => {
+                write!(f, "backend error {code}: {message}")?;
+                if *cached {
+                    f.write_str(" (cached from a recent load; retried after the negative TTL)")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -322,7 +366,7 @@ macro_rules! from_core {
     )*};
 }
 
-from_core!(KeyError => Key, PoolError => Pool, MapError => Map, PlanError => Plan, RingError => Ring, AddressError => Address);
+from_core!(KeyError => Key, PoolError => Pool, MapError => Map, PlanError => Plan, RingError => Ring, AddressError => Address, InputError => Input, ReplyError => Reply);
 
 /// Whether an error of the `redis` crate leaves the connection unusable (refused, reset,
 /// closed, timed out, I/O): the one such check of this crate.

@@ -24,6 +24,7 @@
 //! # Ok::<(), keyroute_redis::Error>(())
 //! ```
 
+pub mod cache;
 pub mod cluster;
 mod conn;
 mod error;

@@ -1,26 +1,38 @@
 """Type stubs of the native module keyroute._keyroute (checked by mypy.stubtest)."""
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Literal, final, overload
+from typing import Any, Literal, final, overload
 
 from typing_extensions import Self, TypeAlias
 
 _Key: TypeAlias = str | bytes
-_NodeSpec: TypeAlias = Mapping[str, int] | Iterable[str | tuple[str, int]]
+_NodeSpec: TypeAlias = (
+    Mapping[str, int] | Iterable[str | tuple[str, int] | list[str | int]]
+)
+_Address: TypeAlias = str | tuple[str, int]
 
 __all__ = [
     "__version__", "KeyrouteError", "RingError", "NodeNotFoundError", "SlotMapError",
-    "RedirectError", "PoolError", "Ring", "RingDiff", "MovedArc", "PROFILES",
-    "DEFAULT_NATIVE_VNODES", "key_slot", "key_slots", "hash_tag", "SLOT_COUNT", "SlotMap",
-    "group_by_slot", "Pool", "LEAST_USED_SCRIPT", "LEAST_USED_SHA1", "SEED_SCRIPT",
-    "SEED_SHA1", "REMOVE_SCRIPT", "REMOVE_SHA1", "RESTORE_SCRIPT", "RESTORE_SHA1",
-    "MAX_EXACT_COUNT", "RedisError", "LeastUsed", "Leases", "Lease",
+    "RedirectError", "PlanError", "PoolError", "BadTypeError", "BadUtf8Error",
+    "OutOfRangeError", "TooLargeError", "InternalError", "RedisError", "RedisBadUrlError",
+    "RedisConnectionError", "RedisTimeoutError", "RedisAuthError", "RedisWrongTypeError",
+    "RedisServerError", "RedisProtocolError", "ERROR_CODES", "Ring", "parse_nodes",
+    "parse_weights", "RingDiff", "MovedArc", "PROFILES", "DEFAULT_NATIVE_VNODES", "key_slot",
+    "key_slots", "hash_tag", "SLOT_COUNT", "MAX_KEYS_PER_CALL", "SlotMap", "Plan",
+    "group_by_slot", "parse_redirect", "Pool", "Script", "SCRIPTS", "LEAST_USED_SCRIPT",
+    "LEAST_USED_SHA1", "SEED_SCRIPT", "SEED_SHA1", "REMOVE_SCRIPT", "REMOVE_SHA1",
+    "RESTORE_SCRIPT", "RESTORE_SHA1", "MAX_EXACT_COUNT", "MAX_PICKS_PER_CALL", "LeastUsed",
+    "Leases", "Lease",
 ]
 
 __version__: str
+ERROR_CODES: Mapping[str, int]
 PROFILES: tuple[str, ...]
 DEFAULT_NATIVE_VNODES: int
 SLOT_COUNT: int
+MAX_KEYS_PER_CALL: int
+MAX_PICKS_PER_CALL: int
+MAX_EXACT_COUNT: int
 LEAST_USED_SCRIPT: str
 LEAST_USED_SHA1: str
 SEED_SCRIPT: str
@@ -29,16 +41,19 @@ REMOVE_SCRIPT: str
 REMOVE_SHA1: str
 RESTORE_SCRIPT: str
 RESTORE_SHA1: str
-MAX_EXACT_COUNT: int
+
+# --- errors: every exception keyroute raises carries .code (a key of ERROR_CODES) -----
 
 class KeyrouteError(Exception):
-    """Base class of every error keyroute raises itself."""
+    """Base class of every error keyroute raises; ``code`` names the error."""
+
+    code: str
 
 class RingError(KeyrouteError, ValueError):
-    """A ring could not be built or changed (bad name, weight, profile, vnodes...)."""
+    """A ring or node list was refused (name, weight, profile, options, ambiguity)."""
 
-class NodeNotFoundError(KeyrouteError, KeyError):
-    """The node is not on the ring."""
+class NodeNotFoundError(KeyrouteError, KeyError, IndexError):
+    """The node is not on the ring or in the slot map (UNKNOWN_NODE)."""
 
 class SlotMapError(KeyrouteError, ValueError):
     """A slot map could not be built or changed."""
@@ -46,11 +61,58 @@ class SlotMapError(KeyrouteError, ValueError):
 class RedirectError(KeyrouteError, ValueError):
     """A MOVED/ASK message could not be parsed."""
 
+class PlanError(KeyrouteError, ValueError):
+    """A resharding plan could not be made or applied."""
+
 class PoolError(KeyrouteError, ValueError):
-    """A pool operation was refused (or a LeastUsed/Leases pool key is unusable)."""
+    """A pool argument was refused (key, count, mode, empty member, TTL or timeout)."""
+
+class BadTypeError(KeyrouteError, TypeError):
+    """An argument has the wrong type (BAD_TYPE)."""
+
+class BadUtf8Error(KeyrouteError, UnicodeError):
+    """Text that must be UTF-8 is not (BAD_UTF8)."""
+
+class OutOfRangeError(KeyrouteError, ValueError, OverflowError):
+    """A number is outside the range its parameter accepts (OUT_OF_RANGE)."""
+
+class TooLargeError(KeyrouteError, ValueError):
+    """A count or size is above the stated limit; nothing was allocated (TOO_LARGE)."""
+
+class InternalError(KeyrouteError, RuntimeError):
+    """A bug in keyroute (a caught panic) (INTERNAL)."""
 
 class RedisError(KeyrouteError):
-    """Talking to Redis failed (connection, timeout, server error); says what was done."""
+    """Talking to Redis failed; the subclass and ``code`` say how."""
+
+class RedisBadUrlError(RedisError, ValueError):
+    """A Redis URL cannot be used (REDIS_BAD_URL)."""
+
+class RedisConnectionError(RedisError, ConnectionError):
+    """Unreachable or refused (REDIS_CONNECT), or broken mid-call (REDIS_CONNECTION_LOST)."""
+
+class RedisTimeoutError(RedisError, TimeoutError):
+    """Connecting or waiting for a reply timed out (REDIS_TIMEOUT)."""
+
+class RedisAuthError(RedisError):
+    """The server refused the credentials (REDIS_AUTH)."""
+
+class RedisWrongTypeError(RedisError):
+    """A key holds another type; the script changed nothing (REDIS_WRONGTYPE)."""
+
+class RedisServerError(RedisError):
+    """Redis answered an error (REDIS_SERVER)."""
+
+class RedisProtocolError(RedisError):
+    """The reply is not what the command gives (REDIS_PROTOCOL)."""
+
+# --- rings ----------------------------------------------------------------------------
+
+def parse_nodes(text: str) -> list[tuple[str, int]]:
+    """A node list as people write it -> [(name, weight), ...]; host:port keeps its port."""
+
+def parse_weights(text: str) -> list[tuple[str, int]]:
+    """Target weights for a resharding plan (0 allowed) -> [(name, weight), ...]."""
 
 @final
 class Ring:
@@ -58,18 +120,18 @@ class Ring:
 
     ``nodes`` is a mapping name -> weight, or an iterable of names (weight 1) or
     ``(name, weight)`` pairs; order matters for ties in the ketama family.
-    ``profile`` is one of :data:`PROFILES`. ``vnodes`` defaults to the profile's (160
-    points per unit of weight for native, 40 digests per server for the ketama family);
-    ``default_port`` is the port left out of hashed server strings; ``points_per_digest``
-    (1..4, MD5 profiles only) is uhashring's ``replicas`` or npm hashring's ``hash_ring``
-    compatibility (3).
+    ``profile`` is one of :data:`PROFILES` (default ``"native"``). ``vnodes`` defaults to
+    the profile's (160 points per unit of weight for native, 40 digests per server for
+    the ketama family); ``default_port`` is the port left out of hashed server strings
+    (0: none); ``points_per_digest`` (1..4, MD5 profiles only) is uhashring's
+    ``replicas`` or npm hashring's ``hash_ring`` compatibility (3).
     """
 
     def __new__(
         cls,
         nodes: _NodeSpec | None = None,
         *,
-        profile: str = "native",
+        profile: str | None = None,
         vnodes: int | None = None,
         default_port: int | None = None,
         points_per_digest: int | None = None,
@@ -79,7 +141,7 @@ class Ring:
         cls,
         spec: str,
         *,
-        profile: str = "native",
+        profile: str | None = None,
         vnodes: int | None = None,
         default_port: int | None = None,
         points_per_digest: int | None = None,
@@ -140,11 +202,18 @@ class RingDiff:
     @property
     def ideal_fraction(self) -> float: ...
 
+# --- slots ----------------------------------------------------------------------------
+
 def key_slot(key: _Key) -> int: ...
 def key_slots(keys: Iterable[_Key]) -> list[int]: ...
-def hash_tag(key: _Key) -> bytes: ...
+@overload
+def hash_tag(key: str) -> str: ...
+@overload
+def hash_tag(key: bytes) -> bytes: ...
 
 def group_by_slot(keys: Iterable[_Key]) -> list[tuple[int, list[int]]]: ...
+def parse_redirect(message: _Key) -> tuple[Literal["moved", "ask"], int, str, int]:
+    """A MOVED/ASK message -> (kind, slot, host, port)."""
 
 @final
 class SlotMap:
@@ -152,10 +221,16 @@ class SlotMap:
 
     def __new__(cls) -> Self: ...
     @classmethod
-    def from_slots(cls, reply: Iterable[Iterable[object]]) -> SlotMap:
-        """From a CLUSTER SLOTS reply: [start, end, [host, port, id], *replicas]."""
-    def add_master(self, id: str, address: str) -> int: ...
-    def add_replica(self, master: int, id: str, address: str) -> int: ...
+    def from_slots(cls, reply: Iterable[Any] | Mapping[Any, Any]) -> SlotMap:
+        """From a CLUSTER SLOTS reply, raw or as redis-py's cluster_slots() dict."""
+    @classmethod
+    def from_shards(cls, reply: Iterable[Any]) -> SlotMap:
+        """From a CLUSTER SHARDS reply, raw or as redis-py's cluster_shards()."""
+    @classmethod
+    def from_redis_py(cls, client: Any) -> SlotMap:
+        """The map of the cluster a redis-py client (RedisCluster or Redis) talks to."""
+    def add_master(self, id: str, address: _Address) -> int: ...
+    def add_replica(self, master: int, id: str, address: _Address) -> int: ...
     def assign(self, start: int, end: int, node: int) -> None: ...
     def unassign(self, start: int, end: int) -> None: ...
     def set_health(self, node: int, health: str) -> None: ...
@@ -163,9 +238,9 @@ class SlotMap:
     def owner_of_key(self, key: _Key) -> int | None: ...
     def address_for_slot(self, slot: int) -> str | None: ...
     def address_for_key(self, key: _Key) -> str | None: ...
-    def node(self, node: int) -> dict[str, object]: ...
+    def node(self, node: int) -> dict[str, Any]: ...
     def find_id(self, id: str) -> int | None: ...
-    def find_address(self, address: str) -> int | None: ...
+    def find_address(self, address: _Address) -> int | None: ...
     def slot_counts(self) -> list[int]: ...
     def ranges(self) -> list[tuple[int, int, int | None]]: ...
     def is_complete(self) -> bool: ...
@@ -174,66 +249,104 @@ class SlotMap:
     ) -> tuple[Literal["moved", "ask"], str, int | None]: ...
     def group_by_node(self, keys: Iterable[_Key]) -> list[tuple[int | None, list[int]]]: ...
     def __len__(self) -> int: ...
-    def __getitem__(self, node: int, /) -> dict[str, object]: ...
+    def __getitem__(self, node: int, /) -> dict[str, Any]: ...
+
+@final
+class Plan:
+    """A resharding plan: the fewest slot moves to reach the target weights.
+
+    ``weights`` maps each master (index, "host:port" or node id) to an int >= 0.
+    """
+
+    def __new__(
+        cls,
+        slot_map: SlotMap,
+        weights: Mapping[int | str, int] | Iterable[tuple[int | str, int]],
+    ) -> Self: ...
+    @property
+    def moves(self) -> list[tuple[int, int, int | None, int]]: ...
+    @property
+    def targets(self) -> list[dict[str, Any]]: ...
+    @property
+    def slots_moved(self) -> int: ...
+    def apply(self, slot_map: SlotMap) -> None: ...
+    def __len__(self) -> int: ...
+
+# --- least-used selection -------------------------------------------------------------
+
+@final
+class Script:
+    """A Lua script keyroute runs on Redis (EVALSHA sha1, loading text on NOSCRIPT)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def sha1(self) -> str: ...
+    @property
+    def num_keys(self) -> int: ...
+
+SCRIPTS: tuple[Script, ...]
+
+_RestoreMode: TypeAlias = Literal["at_minimum", "keep"]
 
 @final
 class Pool:
-    """A least-used pool in memory, with the semantics of the Redis script."""
+    """A least-used pool in memory, with the semantics of the Redis scripts.
 
-    def __new__(cls, members: Iterable[_Key] | None = None, *, initial: int = 0) -> Self: ...
-    def seed(self, members: Iterable[_Key], initial: int = 0, overwrite: bool = False) -> int: ...
-    def pick(self) -> bytes | None: ...
-    def pick_many(self, n: int) -> list[bytes]: ...
+    Members come back as ``str`` (``*_bytes`` variants: ``bytes``).
+    """
+
+    def __new__(
+        cls, members: Iterable[_Key] | None = None, *, initial: int | None = None
+    ) -> Self: ...
+    def seed(
+        self, members: Iterable[_Key], initial: int | None = None, overwrite: bool | None = None
+    ) -> int: ...
+    def pick(self) -> str | None: ...
+    def pick_bytes(self) -> bytes | None: ...
+    def pick_many(self, n: int) -> list[str]: ...
+    def pick_many_bytes(self, n: int) -> list[bytes]: ...
     def remove(self, member: _Key) -> int | None: ...
-    def restore(self, member: _Key, mode: str = "at_minimum") -> int: ...
+    def restore(self, member: _Key, mode: _RestoreMode | None = None) -> int: ...
     def count(self, member: _Key) -> int | None: ...
     def removed_count(self, member: _Key) -> int | None: ...
     def min_count(self) -> int | None: ...
-    def counts(self) -> dict[bytes, int]: ...
-    def removed(self) -> dict[bytes, int]: ...
+    def counts(self) -> dict[str, int]: ...
+    def counts_bytes(self) -> dict[bytes, int]: ...
+    def removed(self) -> dict[str, int]: ...
+    def removed_bytes(self) -> dict[bytes, int]: ...
     def __len__(self) -> int: ...
     def __contains__(self, member: object, /) -> bool: ...
-
-_RestoreMode: TypeAlias = Literal["at_minimum", "keep"]
 
 @final
 class LeastUsed:
     """A least-used pool on a Redis server (sorted set at ``key``), same answers as Pool.
 
-    ``url`` is ``redis://[:password@]host:port/db``; ``timeout`` (seconds) bounds the
-    connect and every read and write. Connects on the first call (or :meth:`connect`),
-    reconnects after a connection error. Thread-safe; calls release the GIL.
+    ``url`` is ``redis://[:password@]host:port/db`` (or ``host:port``); ``timeout``
+    (seconds, default 2) bounds the connect and every read and write. Connects on the
+    first call (or :meth:`connect`), reconnects after a connection error. Thread-safe;
+    calls release the GIL.
     """
 
-    def __new__(cls, url: str, key: _Key, *, timeout: float = 2.0) -> Self: ...
+    def __new__(cls, url: str, key: _Key, *, timeout: float | None = None) -> Self: ...
     def connect(self) -> None: ...
-    def seed(self, members: Iterable[_Key], initial: int = 0, overwrite: bool = False) -> int: ...
-    @overload
-    def pick(self, *, raw: Literal[False] = False) -> str | None: ...
-    @overload
-    def pick(self, *, raw: Literal[True]) -> bytes | None: ...
-    @overload
-    def pick(self, *, raw: bool) -> str | bytes | None: ...
-    @overload
-    def pick_many(self, n: int, *, raw: Literal[False] = False) -> list[str]: ...
-    @overload
-    def pick_many(self, n: int, *, raw: Literal[True]) -> list[bytes]: ...
-    @overload
-    def pick_many(self, n: int, *, raw: bool) -> list[str] | list[bytes]: ...
+    def seed(
+        self, members: Iterable[_Key], initial: int | None = None, overwrite: bool | None = None
+    ) -> int: ...
+    def pick(self) -> str | None: ...
+    def pick_bytes(self) -> bytes | None: ...
+    def pick_many(self, n: int) -> list[str]: ...
+    def pick_many_bytes(self, n: int) -> list[bytes]: ...
     def remove(self, member: _Key) -> int | None: ...
-    def restore(self, member: _Key, mode: _RestoreMode = "at_minimum") -> int: ...
-    @overload
-    def counts(self, *, raw: Literal[False] = False) -> dict[str, int]: ...
-    @overload
-    def counts(self, *, raw: Literal[True]) -> dict[bytes, int]: ...
-    @overload
-    def counts(self, *, raw: bool) -> dict[str, int] | dict[bytes, int]: ...
-    @overload
-    def removed(self, *, raw: Literal[False] = False) -> dict[str, int]: ...
-    @overload
-    def removed(self, *, raw: Literal[True]) -> dict[bytes, int]: ...
-    @overload
-    def removed(self, *, raw: bool) -> dict[str, int] | dict[bytes, int]: ...
+    def restore(self, member: _Key, mode: _RestoreMode | None = None) -> int: ...
+    def counts(self) -> dict[str, int]: ...
+    def counts_bytes(self) -> dict[bytes, int]: ...
+    def removed(self) -> dict[str, int]: ...
+    def removed_bytes(self) -> dict[bytes, int]: ...
     @property
     def key(self) -> bytes: ...
     @property
@@ -265,7 +378,7 @@ class Leases:
     Same connection options and thread-safety as :class:`LeastUsed`.
     """
 
-    def __new__(cls, url: str, key: _Key, *, timeout: float = 2.0) -> Self: ...
+    def __new__(cls, url: str, key: _Key, *, timeout: float | None = None) -> Self: ...
     def connect(self) -> None: ...
     def seed(self, members: Iterable[_Key]) -> int: ...
     def remove(self, member: _Key) -> bool: ...
@@ -274,12 +387,8 @@ class Leases:
         self, lease: Lease
     ) -> Literal["released", "expired", "already_released_or_expired"]: ...
     def reclaim(self, *, now_ms: int | None = None) -> list[Lease]: ...
-    @overload
-    def in_flight(self, *, raw: Literal[False] = False) -> dict[str, int]: ...
-    @overload
-    def in_flight(self, *, raw: Literal[True]) -> dict[bytes, int]: ...
-    @overload
-    def in_flight(self, *, raw: bool) -> dict[str, int] | dict[bytes, int]: ...
+    def in_flight(self) -> dict[str, int]: ...
+    def in_flight_bytes(self) -> dict[bytes, int]: ...
     def outstanding(self) -> int: ...
     @property
     def keys(self) -> list[bytes]: ...

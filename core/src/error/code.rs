@@ -75,7 +75,7 @@ codes! {
     /// The same node twice.
     DuplicateNode = 15, "DUPLICATE_NODE", "a node is already there";
     /// The node is not there.
-    UnknownNode = 16, "UNKNOWN_NODE", "the node is not on the ring or in the map";
+    UnknownNode = 16, "UNKNOWN_NODE", "the node is not on the ring or in the slot map (or the member is not in the pool)";
     /// The profile name is unknown.
     UnknownProfile = 17, "UNKNOWN_PROFILE", "the profile name is not one keyroute knows";
     /// The ring would hold too many points.
@@ -154,6 +154,31 @@ codes! {
     ClusterUnreachable = 70, "CLUSTER_UNREACHABLE", "no cluster node answered with a topology";
     /// Another operation must finish first.
     Busy = 71, "BUSY", "another operation must finish first";
+
+    // --- Smart cache, sessions and devices ---
+    /// A cache call reached its deadline before a value was loaded or served.
+    CacheTimeout = 80, "CACHE_TIMEOUT", "the deadline passed before a value was served (another instance may still be loading it)";
+    /// The loader (the backend) failed; the message carries its code and text.
+    BackendError = 81, "BACKEND_ERROR", "the loader failed (or its failure is still cached for the negative TTL); the message carries the loader's code and text";
+    /// The session does not exist or expired (idle past its TTL, or past its maximum age).
+    SessionExpired = 82, "SESSION_EXPIRED", "the session does not exist or expired (idle, or past its maximum age): log in again";
+    /// The session was created by another service version than the one asking.
+    VersionMismatch = 83, "VERSION_MISMATCH", "the session was created by another service version";
+    /// Nothing is stored under the name (an unknown device, an absent entry).
+    NotFound = 84, "NOT_FOUND", "nothing is stored under that name (an unknown device, an absent entry)";
+    /// A value or session data is larger than the configured maximum.
+    ValueTooLarge = 85, "VALUE_TOO_LARGE", "a value or session data is larger than the configured maximum; nothing was stored";
+    /// A client id is empty or too long.
+    BadClientId = 86, "BAD_CLIENT_ID", "a client id is empty or longer than the limit";
+    /// A cache kind is empty, too long, or contains `{`, `}` or a control byte.
+    BadKind = 87, "BAD_KIND", "a cache kind is empty, too long, or contains '{', '}' or a control byte";
+    /// A device id is empty, too long, or contains `{`, `}` or a control byte.
+    BadDeviceId = 88, "BAD_DEVICE_ID", "a device id is empty, too long, or contains '{', '}' or a control byte";
+    /// A session id is not one keyroute made (`<token>.<random>`, base32).
+    BadSessionId = 89, "BAD_SESSION_ID", "a session id is not of the form keyroute gives (<token>.<random>, lowercase base32)";
+    /// A service version string is too long.
+    BadVersion = 90, "BAD_VERSION", "a service version is longer than the limit";
+
 }
 
 impl ErrorCode {

@@ -14,6 +14,10 @@
 //! assert_eq!(Script::by_name("lease_release").map(Script::num_keys), Some(4));
 //! ```
 
+use crate::cache::{
+    DEVICE_BIND, SC_ABANDON, SC_EXTEND, SC_FILL, SC_GET, SC_INVALIDATE, SESS_CREATE, SESS_DESTROY,
+    SESS_LIST, SESS_TOUCH, WARM_BEGIN,
+};
 use crate::select::lease_script::{LEASE_ACQUIRE, LEASE_RECLAIM, LEASE_RELEASE};
 use crate::select::{LEAST_USED, REMOVE, RESTORE, SEED};
 
@@ -33,6 +37,7 @@ pub struct Script {
     text: &'static str,
     sha1: &'static str,
     num_keys: usize,
+    variadic: bool,
 }
 
 impl Script {
@@ -50,7 +55,39 @@ impl Script {
             text,
             sha1,
             num_keys,
+            variadic: false,
         }
+    }
+
+    /// A script taking `num_keys` or more keys (see [`variadic_keys`](Self::variadic_keys)).
+    pub(crate) const fn new_variadic(
+        name: &'static str,
+        summary: &'static str,
+        text: &'static str,
+        sha1: &'static str,
+        num_keys: usize,
+    ) -> Self {
+        Script {
+            name,
+            summary,
+            text,
+            sha1,
+            num_keys,
+            variadic: true,
+        }
+    }
+
+    /// Whether the script takes a variable number of keys, [`num_keys`](Self::num_keys)
+    /// being the least (e.g. `warm-begin`, one key per kind): `EVALSHA`'s `numkeys` is then
+    /// the number of keys passed.
+    ///
+    /// ```
+    /// use keyroute::script::Script;
+    /// assert_eq!(Script::by_name("warm-begin").map(Script::variadic_keys), Some(true));
+    /// assert_eq!(Script::by_name("least-used").map(Script::variadic_keys), Some(false));
+    /// ```
+    pub const fn variadic_keys(&self) -> bool {
+        self.variadic
     }
 
     /// The script's name as the command line spells it, e.g. `least-used`.
@@ -92,7 +129,8 @@ impl Script {
     }
 
     /// How many keys the script takes (`numkeys` of `EVALSHA`), e.g. 1 for the
-    /// least-used pick (the pool), 2 for seed (the pool, then its side key).
+    /// least-used pick (the pool), 2 for seed (the pool, then its side key); the least it
+    /// takes when [`variadic_keys`](Self::variadic_keys).
     ///
     /// ```
     /// assert_eq!(keyroute::select::REMOVE.num_keys(), 2);
@@ -129,4 +167,15 @@ pub const SCRIPTS: &[Script] = &[
     LEASE_ACQUIRE,
     LEASE_RELEASE,
     LEASE_RECLAIM,
+    SC_GET,
+    SC_FILL,
+    SC_EXTEND,
+    SC_ABANDON,
+    SC_INVALIDATE,
+    WARM_BEGIN,
+    SESS_CREATE,
+    SESS_TOUCH,
+    SESS_DESTROY,
+    SESS_LIST,
+    DEVICE_BIND,
 ];

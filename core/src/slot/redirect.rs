@@ -162,8 +162,8 @@ impl fmt::Display for RedirectError {
 }
 
 impl RedirectError {
-    /// The stable code of the error: `NOT_A_REDIRECT` for another error message, else
-    /// `BAD_REDIRECT`.
+    /// The stable code of the error: `NOT_A_REDIRECT` for another error message,
+    /// `BAD_UTF8` for bytes that are not UTF-8, else `BAD_REDIRECT`.
     ///
     /// ```
     /// use keyroute::slot::Redirect;
@@ -173,6 +173,7 @@ impl RedirectError {
     pub const fn code(&self) -> ErrorCode {
         match self {
             Self::NotARedirect => ErrorCode::NotARedirect,
+            Self::NotUtf8 => ErrorCode::BadUtf8,
             _ => ErrorCode::BadRedirect,
         }
     }

@@ -1,0 +1,203 @@
+//! Just enough RESP2 for a subscriber connection: commands out, replies and pushed
+//! messages in, parsed from a buffer so that a read timeout in the middle of a frame loses
+//! nothing (the `redis` crate's sync `PubSub` has no `SSUBSCRIBE`, and its timeouts
+//! mid-frame are not recoverable).
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// A reply frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Frame {
+    Simple(Vec<u8>),
+    Error(Vec<u8>),
+    Int(i64),
+    Bulk(Option<Vec<u8>>),
+    Array(Option<Vec<Frame>>),
+}
+
+impl Frame {
+    /// The items of an array of bulk strings, e.g. `[message, channel, payload]`.
+    pub(crate) fn strings(&self) -> Option<Vec<&[u8]>> {
+        match self {
+            Frame::Array(Some(items)) => items
+                .iter()
+                .map(|f| match f {
+                    Frame::Bulk(Some(b)) | Frame::Simple(b) => Some(&b[..]),
+                    Frame::Int(_) => Some(&b""[..]),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        }
+    }
+}
+
+/// The largest frame accepted (a pushed payload is an entry key, a few hundred bytes).
+const MAX_FRAME: usize = 1 << 20;
+
+/// Parses one frame from the start of `buf`: the frame and the bytes it took, `Ok(None)`
+/// when more bytes are needed.
+pub(crate) fn parse(buf: &[u8]) -> io::Result<Option<(Frame, usize)>> {
+    let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("RESP: {what}"));
+    let Some(end) = buf.windows(2).position(|w| w == b"\r\n") else {
+        if buf.len() > MAX_FRAME {
+            return Err(bad("line too long"));
+        }
+        return Ok(None);
+    };
+    let line = &buf[1..end];
+    let next = end + 2;
+    let int = || -> io::Result<i64> {
+        std::str::from_utf8(line)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| bad("bad integer"))
+    };
+    match buf.first() {
+        Some(b'+') => Ok(Some((Frame::Simple(line.to_vec()), next))),
+        Some(b'-') => Ok(Some((Frame::Error(line.to_vec()), next))),
+        Some(b':') => Ok(Some((Frame::Int(int()?), next))),
+        Some(b'$') => {
+            let n = int()?;
+            if n < 0 {
+                return Ok(Some((Frame::Bulk(None), next)));
+            }
+            let n = usize::try_from(n).map_err(|_| bad("bad length"))?;
+            if n > MAX_FRAME {
+                return Err(bad("bulk too long"));
+            }
+            if buf.len() < next + n + 2 {
+                return Ok(None);
+            }
+            Ok(Some((
+                Frame::Bulk(Some(buf[next..next + n].to_vec())),
+                next + n + 2,
+            )))
+        }
+        Some(b'*') => {
+            let n = int()?;
+            if n < 0 {
+                return Ok(Some((Frame::Array(None), next)));
+            }
+            if n > 1024 {
+                return Err(bad("array too long"));
+            }
+            let mut items = Vec::new();
+            let mut at = next;
+            for _ in 0..n {
+                match parse(&buf[at..])? {
+                    Some((frame, used)) => {
+                        items.push(frame);
+                        at += used;
+                    }
+                    None => return Ok(None),
+                }
+            }
+            Ok(Some((Frame::Array(Some(items)), at)))
+        }
+        _ => Err(bad("unknown frame type")),
+    }
+}
+
+/// A command as RESP.
+pub(crate) fn encode(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// A TCP connection speaking RESP, with a read buffer.
+#[derive(Debug)]
+pub(crate) struct RespConn {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    /// The read timeout currently set on the socket.
+    timeout: Option<Duration>,
+}
+
+impl RespConn {
+    pub(crate) fn new(stream: TcpStream) -> Self {
+        RespConn {
+            stream,
+            buf: Vec::new(),
+            timeout: None,
+        }
+    }
+
+    pub(crate) fn send(&mut self, args: &[&[u8]]) -> io::Result<()> {
+        self.stream.write_all(&encode(args))
+    }
+
+    /// The next frame, or `Ok(None)` if none arrived by `until`.
+    pub(crate) fn read(&mut self, until: Instant) -> io::Result<Option<Frame>> {
+        loop {
+            if let Some((frame, used)) = parse(&self.buf)? {
+                self.buf.drain(..used);
+                return Ok(Some(frame));
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            let left = left.max(Duration::from_millis(1));
+            if self.timeout != Some(left) {
+                self.stream.set_read_timeout(Some(left))?;
+                self.timeout = Some(left);
+            }
+            let mut chunk = [0u8; 4096];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the server closed the connection",
+                    ))
+                }
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return Ok(None)
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_whole_and_partial_frames() {
+        let msg = b"*3\r\n$8\r\nsmessage\r\n$2\r\nch\r\n$3\r\nkey\r\n";
+        for cut in 0..msg.len() {
+            assert_eq!(parse(&msg[..cut]).expect("ok"), None, "cut at {cut}");
+        }
+        let (frame, used) = parse(msg).expect("ok").expect("frame");
+        assert_eq!(used, msg.len());
+        assert_eq!(frame.strings(), Some(vec![&b"smessage"[..], b"ch", b"key"]));
+        assert_eq!(
+            parse(b"-MOVED 1 h:1\r\n").expect("ok"),
+            Some((Frame::Error(b"MOVED 1 h:1".to_vec()), 14))
+        );
+        assert_eq!(
+            parse(b"*3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1\r\n")
+                .expect("ok")
+                .map(|(f, _)| f.strings().map(|s| s.len())),
+            Some(Some(3))
+        );
+        assert!(parse(b"?x\r\n").is_err());
+        assert_eq!(encode(&[b"PING"]), b"*1\r\n$4\r\nPING\r\n");
+    }
+}

@@ -1,0 +1,343 @@
+//! [`Store`]: where the smart cache, sessions and devices live — a standalone Redis or a
+//! Redis Cluster — with a pool of connections shared by every thread, opened (and the
+//! scripts loaded) when the store is made.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use keyroute::cache::{Call, Notify, Value, CACHE_SCRIPTS};
+use keyroute::slot::{key_slot, Address};
+use redis::FromRedisValue;
+
+use super::exec::{eval, evalsha, to_value};
+use super::wakeup::Wakeups;
+use crate::cluster::{ClusterClient, ClusterConfig};
+use crate::conn::{connect, open_addr, parse_seed, redact, Timeouts};
+use crate::error::{Error, Result};
+
+/// How many idle connections a store keeps (more are opened while more threads call at
+/// once, and closed when they come back).
+const MAX_IDLE: usize = 64;
+
+enum Target {
+    Standalone {
+        url: String,
+    },
+    Cluster {
+        seeds: Vec<String>,
+        config: ClusterConfig,
+    },
+}
+
+enum Conn {
+    Single {
+        con: redis::Connection,
+        io: Duration,
+    },
+    Cluster(Box<ClusterClient>),
+}
+
+struct Inner {
+    target: Target,
+    shown: String,
+    timeouts: Timeouts,
+    idle: Mutex<Vec<Conn>>,
+    wakeups: Wakeups,
+}
+
+/// A standalone Redis or a Redis Cluster holding smart-cache entries, sessions and
+/// devices, with a pool of connections (cheap to clone, `Send + Sync`: share one per
+/// process). Making it opens a connection (one per master on Cluster) and loads every
+/// [cache script](keyroute::cache::CACHE_SCRIPTS), so the first call pays no set-up;
+/// nothing runs in the background.
+///
+/// ```no_run
+/// use keyroute_redis::cache::Store;
+/// use keyroute_redis::Timeouts;
+/// let store = Store::standalone("redis://127.0.0.1:6379", Timeouts::default())?;
+/// assert!(!store.is_cluster());
+/// # Ok::<(), keyroute_redis::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("redis", &self.inner.shown)
+            .field("cluster", &self.is_cluster())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// A standalone server (`redis://[user:password@]host:port[/db]` or `host:port`).
+    /// Every reply is awaited at most `timeouts.io` (and never past a call's deadline).
+    ///
+    /// # Errors
+    /// A bad URL, or a server that cannot be reached or refuses the credentials.
+    ///
+    /// ```no_run
+    /// let store = keyroute_redis::cache::Store::standalone("redis://:secret@10.0.0.5:6379/0", Default::default())?;
+    /// assert!(!store.describe().contains("secret"));
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
+    pub fn standalone(url: &str, timeouts: Timeouts) -> Result<Store> {
+        let mut con = connect(url, timeouts)?;
+        load_scripts(&mut con, &redact(url))?;
+        let wakeups = Wakeups::standalone(url, timeouts.connect)?;
+        let store = Store {
+            inner: Arc::new(Inner {
+                target: Target::Standalone {
+                    url: url.to_string(),
+                },
+                shown: redact(url),
+                timeouts,
+                idle: Mutex::new(vec![Conn::Single {
+                    con,
+                    io: timeouts.io,
+                }]),
+                wakeups,
+            }),
+        };
+        if let Some(addr) = store.inner.wakeups.standalone_addr() {
+            store.inner.wakeups.preopen(&addr);
+        }
+        Ok(store)
+    }
+
+    /// A Redis Cluster, from seed nodes (`redis://host:port` or `host:port`); commands are
+    /// routed by slot with keyroute's [`ClusterClient`] (every key of one client is in one
+    /// slot), wake-ups are shard channels (`SSUBSCRIBE` on the node owning the slot).
+    ///
+    /// # Errors
+    /// A bad seed, or no seed answering with a topology.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cluster::ClusterConfig;
+    /// let store = keyroute_redis::cache::Store::cluster(&["redis://10.0.0.5:7000", "10.0.0.6:7000"], ClusterConfig::default())?;
+    /// assert!(store.is_cluster());
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
+    pub fn cluster(seeds: &[&str], config: ClusterConfig) -> Result<Store> {
+        let client = ClusterClient::connect(seeds, config.clone())?;
+        load_everywhere(&client, config.timeouts())?;
+        let masters: Vec<Address> = client
+            .map()
+            .masters()
+            .map(|(_, n)| n.addr().clone())
+            .collect();
+        let store = Store {
+            inner: Arc::new(Inner {
+                target: Target::Cluster {
+                    seeds: seeds.iter().map(|s| s.to_string()).collect(),
+                    config: config.clone(),
+                },
+                shown: seeds
+                    .iter()
+                    .map(|s| redact(s))
+                    .collect::<Vec<_>>()
+                    .join(","),
+                timeouts: config.timeouts(),
+                idle: Mutex::new(vec![Conn::Cluster(Box::new(client))]),
+                wakeups: Wakeups::cluster(config.connect_timeout),
+            }),
+        };
+        for addr in masters {
+            store.inner.wakeups.preopen(&addr);
+        }
+        Ok(store)
+    }
+
+    /// Whether it is a Redis Cluster.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// assert!(!store.is_cluster());
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.inner.target, Target::Cluster { .. })
+    }
+
+    /// The servers, passwords redacted.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// assert_eq!(store.describe(), "redis://127.0.0.1:6379");
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
+    pub fn describe(&self) -> &str {
+        &self.inner.shown
+    }
+
+    /// How the scripts wake waiters here: `PUBLISH` standalone, `SPUBLISH` on Cluster.
+    pub(crate) fn notify(&self) -> Notify {
+        if self.is_cluster() {
+            Notify::ShardPublish
+        } else {
+            Notify::Publish
+        }
+    }
+
+    pub(crate) fn wakeups(&self) -> &Wakeups {
+        &self.inner.wakeups
+    }
+
+    fn open(&self) -> Result<Conn> {
+        match &self.inner.target {
+            Target::Standalone { url } => Ok(Conn::Single {
+                con: connect(url, self.inner.timeouts)?,
+                io: self.inner.timeouts.io,
+            }),
+            Target::Cluster { seeds, config } => {
+                let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+                Ok(Conn::Cluster(Box::new(ClusterClient::connect(
+                    &seeds,
+                    config.clone(),
+                )?)))
+            }
+        }
+    }
+
+    /// Runs `f` on a pooled connection (opening one if none is idle); a connection that
+    /// failed is closed, the others go back to the pool.
+    fn with<T>(&self, f: impl FnOnce(&mut Conn) -> Result<T>) -> Result<T> {
+        let pooled = self
+            .inner
+            .idle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop();
+        let mut conn = match pooled {
+            Some(conn) => conn,
+            None => self.open()?,
+        };
+        let result = f(&mut conn);
+        if !matches!(&result, Err(e) if e.is_connection_error()) {
+            let mut idle = self.inner.idle.lock().unwrap_or_else(|e| e.into_inner());
+            if idle.len() < MAX_IDLE {
+                idle.push(conn);
+            }
+        }
+        result
+    }
+
+    /// Runs a script call, waiting for the reply at most until `deadline` (and at most the
+    /// I/O timeout).
+    pub(crate) fn eval(&self, call: &Call<'_>, deadline: Option<Instant>) -> Result<Value> {
+        let timeouts = self.inner.timeouts;
+        self.with(|conn| match conn {
+            Conn::Single { con, io } => {
+                let want = bounded(timeouts.io, deadline);
+                if want != *io {
+                    con.set_read_timeout(Some(want))
+                        .and_then(|()| con.set_write_timeout(Some(want)))
+                        .map_err(|e| Error::from_redis("set timeout", &e, None))?;
+                    *io = want;
+                }
+                eval(con, call)
+            }
+            Conn::Cluster(client) => eval_cluster(client, call, timeouts),
+        })
+    }
+
+    /// Runs a single-key command (routed by `key` on Cluster).
+    pub(crate) fn query<T: FromRedisValue>(&self, key: &[u8], cmd: &redis::Cmd) -> Result<T> {
+        self.with(|conn| match conn {
+            Conn::Single { con, .. } => cmd
+                .query(con)
+                .map_err(|e| Error::from_redis(&cmd_name(cmd), &e, None)),
+            Conn::Cluster(client) => client.query_key(key, cmd),
+        })
+    }
+
+    /// The node serving `slot` (the server itself when standalone).
+    pub(crate) fn node_for_slot(&self, slot: u16) -> Option<Address> {
+        if let Some(addr) = self.inner.wakeups.standalone_addr() {
+            return Some(addr);
+        }
+        self.with(|conn| match conn {
+            Conn::Cluster(client) => Ok(client.map().node_for_slot(slot).map(|n| n.addr().clone())),
+            Conn::Single { .. } => Ok(None),
+        })
+        .ok()
+        .flatten()
+    }
+}
+
+fn cmd_name(cmd: &redis::Cmd) -> String {
+    match cmd.args_iter().next() {
+        Some(redis::Arg::Simple(name)) => String::from_utf8_lossy(name).into_owned(),
+        _ => String::new(),
+    }
+}
+
+/// The I/O bound of one call: `io`, cut to the deadline, at least 1 ms, whole ms (so that
+/// it rarely changes between calls).
+fn bounded(io: Duration, deadline: Option<Instant>) -> Duration {
+    let left = deadline.map_or(io, |d| d.saturating_duration_since(Instant::now()));
+    let ms = io.min(left).as_millis().max(1);
+    Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX))
+}
+
+fn load_scripts(con: &mut dyn redis::ConnectionLike, place: &str) -> Result<()> {
+    for script in CACHE_SCRIPTS {
+        let sha: String = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(script.text())
+            .query(con)
+            .map_err(|e| {
+                Error::from_redis(
+                    &format!("SCRIPT LOAD {} on {place}", script.name()),
+                    &e,
+                    None,
+                )
+            })?;
+        if sha != script.sha1() {
+            return Err(Error::protocol(
+                format!("SCRIPT LOAD {} on {place}", script.name()),
+                format!("the server's SHA1 is {sha}, not {}", script.sha1()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Loads every cache script on every master of the cluster (scripts are cached per node).
+fn load_everywhere(client: &ClusterClient, timeouts: Timeouts) -> Result<()> {
+    for (_, node) in client.map().masters() {
+        let mut con = open_addr(node.addr(), timeouts)?;
+        load_scripts(&mut con, &node.addr().to_string())?;
+    }
+    Ok(())
+}
+
+fn eval_cluster(client: &mut ClusterClient, call: &Call<'_>, timeouts: Timeouts) -> Result<Value> {
+    let slot = call.keys.first().map_or(0, |k| key_slot(k));
+    let cmd = evalsha(call);
+    let mut rounds = 0;
+    loop {
+        match client.query_slot::<redis::Value>(slot, &cmd) {
+            Ok(v) => {
+                return to_value(v).map_err(|e| super::exec::server_error(call.script.name(), e))
+            }
+            Err(Error::Server { code, .. }) if code == "NOSCRIPT" && rounds < 3 => {
+                // A node that joined or restarted: load on every master and retry.
+                rounds += 1;
+                let _ = client.refresh();
+                load_everywhere(client, timeouts)?;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The seed address of a standalone URL, for the wake-up connection.
+pub(crate) fn seed_addr(url: &str) -> Option<Address> {
+    parse_seed(url).ok()
+}

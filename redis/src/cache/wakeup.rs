@@ -1,0 +1,230 @@
+//! Wake-ups: a waiter subscribes to its client's channel (`SUBSCRIBE` standalone,
+//! `SSUBSCRIBE` on Cluster, on the node owning the slot) *before* re-checking the entry,
+//! then sleeps until a message names its entry or the poll timer fires. Pub/sub is
+//! at-most-once, so the poll timer is the safety net; a subscription that cannot be made
+//! (node down, slot moving) just leaves the waiter polling.
+//!
+//! Subscriber connections are pooled per node and reused (one per waiting key at a time:
+//! the in-process single flight makes that one per key per process).
+
+use std::collections::HashMap;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use keyroute::slot::Address;
+
+use super::resp::{Frame, RespConn};
+use super::store::seed_addr;
+use crate::conn::redact;
+use crate::error::{Error, Result};
+
+/// Idle subscriber connections kept per node.
+const MAX_IDLE_PER_NODE: usize = 16;
+/// How long a subscribe or unsubscribe waits for its confirmation.
+const CONFIRM: Duration = Duration::from_millis(500);
+
+#[derive(Debug)]
+pub(crate) struct Wakeups {
+    /// The standalone server, if not a cluster.
+    standalone: Option<Address>,
+    /// `AUTH` arguments (user, password) for standalone servers.
+    auth: Option<(Option<String>, String)>,
+    connect_timeout: Duration,
+    idle: Mutex<HashMap<Address, Vec<RespConn>>>,
+}
+
+impl Wakeups {
+    pub(crate) fn standalone(url: &str, connect_timeout: Duration) -> Result<Wakeups> {
+        let auth = if url.contains("://") {
+            use redis::IntoConnectionInfo;
+            let info = url.into_connection_info().map_err(|e| Error::BadUrl {
+                url: redact(url),
+                reason: e.to_string().replace(url, &redact(url)),
+            })?;
+            let settings = info.redis_settings();
+            settings
+                .password()
+                .map(|p| (settings.username().map(str::to_string), p.to_string()))
+        } else {
+            None
+        };
+        Ok(Wakeups {
+            standalone: seed_addr(url),
+            auth,
+            connect_timeout,
+            idle: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub(crate) fn cluster(connect_timeout: Duration) -> Wakeups {
+        Wakeups {
+            standalone: None,
+            auth: None,
+            connect_timeout,
+            idle: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn standalone_addr(&self) -> Option<Address> {
+        self.standalone.clone()
+    }
+
+    fn open(&self, addr: &Address) -> Option<RespConn> {
+        let sock = (addr.host.as_str(), addr.port)
+            .to_socket_addrs()
+            .ok()?
+            .next()?;
+        let stream = TcpStream::connect_timeout(&sock, self.connect_timeout).ok()?;
+        let _ = stream.set_nodelay(true);
+        stream.set_write_timeout(Some(CONFIRM)).ok()?;
+        let mut conn = RespConn::new(stream);
+        if let Some((user, password)) = &self.auth {
+            let mut args: Vec<&[u8]> = vec![b"AUTH"];
+            if let Some(user) = user {
+                args.push(user.as_bytes());
+            }
+            args.push(password.as_bytes());
+            conn.send(&args).ok()?;
+            match conn.read(Instant::now() + CONFIRM).ok()? {
+                Some(Frame::Simple(_)) => {}
+                _ => return None,
+            }
+        }
+        Some(conn)
+    }
+
+    /// Opens one subscriber connection to `addr` ahead of the first wait.
+    pub(crate) fn preopen(&self, addr: &Address) {
+        if let Some(conn) = self.open(addr) {
+            self.put(addr, conn);
+        }
+    }
+
+    fn take(&self, addr: &Address) -> Option<RespConn> {
+        let pooled = self
+            .idle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(addr)
+            .and_then(Vec::pop);
+        pooled.or_else(|| self.open(addr))
+    }
+
+    fn put(&self, addr: &Address, conn: RespConn) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let list = idle.entry(addr.clone()).or_default();
+        if list.len() < MAX_IDLE_PER_NODE {
+            list.push(conn);
+        }
+    }
+
+    /// Subscribes to `channel` on `addr` and waits for the confirmation (at most until
+    /// `until`). The returned subscription polls only if that failed.
+    pub(crate) fn subscribe<'a>(
+        &'a self,
+        addr: Option<Address>,
+        channel: &[u8],
+        shard: bool,
+        until: Instant,
+    ) -> Subscription<'a> {
+        let mut sub = Subscription {
+            wakeups: self,
+            addr: addr.clone(),
+            conn: None,
+            channel: channel.to_vec(),
+            shard,
+        };
+        let Some(addr) = addr else { return sub };
+        let Some(mut conn) = self.take(&addr) else {
+            return sub;
+        };
+        let verb: &[u8] = if shard { b"SSUBSCRIBE" } else { b"SUBSCRIBE" };
+        if conn.send(&[verb, channel]).is_err() {
+            return sub;
+        }
+        let confirm = until.min(Instant::now() + CONFIRM);
+        let want: &[u8] = if shard { b"ssubscribe" } else { b"subscribe" };
+        loop {
+            match conn.read(confirm) {
+                Ok(Some(frame)) => match frame.strings() {
+                    Some(s) if s.len() == 3 && s[0] == want && s[1] == channel => {
+                        sub.conn = Some(conn);
+                        return sub;
+                    }
+                    // A message left from earlier: skip it.
+                    Some(_) => {}
+                    // An error (MOVED while the slot moves, ...): poll instead.
+                    None => return sub,
+                },
+                _ => return sub,
+            }
+        }
+    }
+}
+
+/// A subscription to a client's wake-up channel (see the module docs); unsubscribes and
+/// returns its connection to the pool when dropped.
+#[derive(Debug)]
+pub(crate) struct Subscription<'a> {
+    wakeups: &'a Wakeups,
+    addr: Option<Address>,
+    conn: Option<RespConn>,
+    channel: Vec<u8>,
+    shard: bool,
+}
+
+impl Subscription<'_> {
+    /// Sleeps until a message names `key` (true) or until `until` (false).
+    pub(crate) fn wait(&mut self, key: &[u8], until: Instant) -> bool {
+        let Some(conn) = self.conn.as_mut() else {
+            std::thread::sleep(until.saturating_duration_since(Instant::now()));
+            return false;
+        };
+        loop {
+            match conn.read(until) {
+                Ok(Some(frame)) => match frame.strings() {
+                    Some(s) if s.len() == 3 && (s[0] == b"message" || s[0] == b"smessage") => {
+                        if s[1] == self.channel.as_slice() && s[2] == key {
+                            return true;
+                        }
+                    }
+                    // The slot moved away (Redis unsubscribes shard channels): poll.
+                    Some(s) if s.first() == Some(&&b"sunsubscribe"[..]) => {
+                        self.conn = None;
+                        return false;
+                    }
+                    Some(_) => {}
+                    None => {
+                        self.conn = None;
+                        return false;
+                    }
+                },
+                Ok(None) => return false,
+                Err(_) => {
+                    self.conn = None;
+                    return false;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Subscription<'_> {
+    /// Unsubscribes without waiting for the confirmation (a hung server must not hold the
+    /// caller) and pools the connection: its next user skips whatever frames come before
+    /// its own confirmation, and ignores messages of other channels.
+    fn drop(&mut self) {
+        let (Some(mut conn), Some(addr)) = (self.conn.take(), self.addr.take()) else {
+            return;
+        };
+        let verb: &[u8] = if self.shard {
+            b"SUNSUBSCRIBE"
+        } else {
+            b"UNSUBSCRIBE"
+        };
+        if conn.send(&[verb, &self.channel]).is_ok() {
+            self.wakeups.put(&addr, conn);
+        }
+    }
+}
