@@ -4,12 +4,12 @@
 //! [`ErrorCode`] (`ZERO_WEIGHT`, `BAD_RANGE`, `TOO_LARGE`, …; the table is
 //! `docs/errors.md`): core errors keep their own `code()`, and the checks of this crate
 //! use the generic entrance codes (`BAD_TYPE`, `OUT_OF_RANGE`, `TOO_LARGE`, `BAD_UTF8`).
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::Display;
+use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use keyroute::error::ErrorCode;
+use keyroute::error::{ErrorCode, Int};
 use keyroute::ring::RingError;
 use keyroute::select::{KeyError, PoolError, UnknownRestoreMode};
 use keyroute::slot::{AddressError, MapError, PlanError, RedirectError};
@@ -25,13 +25,26 @@ pub struct JsError {
 }
 
 impl JsError {
-    /// An error with `code` and the display of `message`.
-    pub fn new(code: ErrorCode, message: impl Display) -> Self {
+    /// An error with `code` and `message`.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         JsError {
             code,
-            message: message.to_string(),
+            message: message.into(),
         }
     }
+}
+
+/// `args` as a string: `format!` without its `expect` (writing to a `String` cannot fail),
+/// whose panic message would bring `&str` padding code into the .wasm.
+pub fn text(args: fmt::Arguments<'_>) -> String {
+    let mut s = String::new();
+    let _ = s.write_fmt(args);
+    s
+}
+
+/// An integer as decimal text.
+pub fn decimal(n: i128) -> String {
+    text(format_args!("{}", Int(n)))
 }
 
 // `new Error(message)` and `error.code = code`, declared here: js-sys would bring its
@@ -59,7 +72,7 @@ macro_rules! coded {
     ($($t:ty),*) => {$(
         impl From<$t> for JsError {
             fn from(e: $t) -> Self {
-                JsError::new(e.code(), &e)
+                JsError::new(e.code(), text(format_args!("{e}")))
             }
         }
     )*};
@@ -81,7 +94,7 @@ pub fn raw_error_codes() -> Vec<String> {
     let mut out = Vec::with_capacity(2 * ErrorCode::ALL.len());
     for c in ErrorCode::ALL {
         out.push(String::from(c.as_str()));
-        out.push(c.number().to_string());
+        out.push(decimal(c.number().into()));
     }
     out
 }
@@ -139,13 +152,18 @@ pub fn room(bytes: u64, what: &str) -> Result<(), JsError> {
         .filter(|&n| probe.try_reserve_exact(n).is_ok())
     {
         Some(_) => Ok(()),
-        None => Err(JsError::new(
-            ErrorCode::TooLarge,
-            alloc::format!(
-                "{what} needs {bytes} bytes, more than the WebAssembly memory (at most 4 GiB) \
-                 has left; free() rings, pools or slot maps no longer needed, or make it smaller"
-            ),
-        )),
+        None => {
+            // `what` pushed, not formatted as `{}` (no padding code in the .wasm).
+            let mut message = String::from(what);
+            message.push_str(&text(format_args!(
+                " needs {bytes} bytes, more than the WebAssembly memory (at most 4 GiB) has \
+                 left; free() rings, pools or slot maps no longer needed, or make it smaller"
+            )));
+            Err(JsError {
+                code: ErrorCode::TooLarge,
+                message,
+            })
+        }
     }
 }
 
@@ -153,10 +171,13 @@ pub fn room(bytes: u64, what: &str) -> Result<(), JsError> {
 /// buffer (wasm-bindgen's own copy would trap when it cannot allocate).
 #[wasm_bindgen(js_name = rawRoom)]
 pub fn raw_room(bytes: f64) -> Result<(), JsError> {
-    room(
-        int(bytes)?.clamp(0, i128::from(u64::MAX)) as u64,
-        "this call",
-    )
+    room(saturate(int(bytes)?), "this call")
+}
+
+/// `x` clamped to `0..=u64::MAX` (not `Ord::clamp`: its assertion message would bring
+/// `i128`'s `Debug` and 128-bit division into the .wasm).
+pub fn saturate(x: i128) -> u64 {
+    u64::try_from(x.max(0)).unwrap_or(u64::MAX)
 }
 
 /// Splits a packed batch (`data` cut at the end offsets `ends`) into byte slices.

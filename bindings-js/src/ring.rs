@@ -2,14 +2,14 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use keyroute::error::ErrorCode;
+use keyroute::error::{ErrorCode, Int};
 use keyroute::ring::{
     checked_weight, diff, parse_nodes, parse_weights, PointHash, Profile, ProfileName,
     ProfileOptions, Ring, MAX_POINTS,
 };
 use wasm_bindgen::prelude::*;
 
-use crate::error::{for_each_packed, given, int, room, unpack_str, JsError, Live};
+use crate::error::{decimal, for_each_packed, given, int, room, text, unpack_str, JsError, Live};
 
 fn weight(name: &str, w: i128) -> Result<u32, JsError> {
     Ok(checked_weight(name, w)?)
@@ -19,8 +19,9 @@ fn index(i: Option<usize>) -> i32 {
     i.map_or(-1, |i| i as i32)
 }
 
-/// Bytes a ring build may need at its peak per point: the sort entries (16 bytes for
-/// native, 8 for MD5), the points and owners (12) and the lookup table (up to 8).
+/// Bytes a ring build may need at its peak per point: the sort entries and the radix
+/// sort's scratch copy of them (32 bytes for native, 16 for MD5), then the entries beside
+/// the points and owners (28 for native), then those and the lookup table (up to 20).
 const BUILD_BYTES_PER_POINT: u64 = 36;
 /// Bytes a built ring holds per point (points, owners, lookup table).
 const RING_BYTES_PER_POINT: u64 = 20;
@@ -208,7 +209,10 @@ impl RawRing {
         if n < 0 {
             return Err(JsError::new(
                 ErrorCode::OutOfRange,
-                alloc::format!("getN: n is {n}; ask for 0 or more nodes"),
+                text(format_args!(
+                    "getN: n is {}; ask for 0 or more nodes",
+                    Int(n)
+                )),
             ));
         }
         let mut out = Vec::new();
@@ -333,7 +337,7 @@ pub fn raw_parse_nodes(text: &str) -> Result<Vec<String>, JsError> {
     let mut out = Vec::new();
     for n in parse_nodes(text)? {
         out.push(n.name);
-        out.push(alloc::format!("{}", n.weight));
+        out.push(decimal(n.weight.into()));
         out.push(n.address.unwrap_or_default());
     }
     Ok(out)
@@ -346,7 +350,7 @@ pub fn raw_parse_weights(text: &str) -> Result<Vec<String>, JsError> {
     let mut out = Vec::new();
     for (name, w) in parse_weights(text)? {
         out.push(name);
-        out.push(alloc::format!("{w}"));
+        out.push(decimal(w.into()));
     }
     Ok(out)
 }

@@ -103,11 +103,11 @@ impl RawPool {
         if !fits || b.ends.try_reserve_exact(n).is_err() {
             return Err(JsError::new(
                 ErrorCode::TooLarge,
-                alloc::format!(
+                crate::error::text(format_args!(
                     "{n} picks of members up to {} bytes do not fit in the WebAssembly memory; \
                      pick fewer at a time",
                     self.longest
-                ),
+                )),
             ));
         }
         for _ in 0..n {

@@ -1,9 +1,9 @@
 //! Raw Redis Cluster slot exports; `keySlot`, `keySlots`, `hashTag`,
 //! `SlotMap` and `ReshardPlan` in `js/api.mjs` wrap them.
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 
-use keyroute::error::ErrorCode;
+use keyroute::error::{ErrorCode, Int, Quoted};
 use keyroute::ring::checked_weight;
 use keyroute::slot::{
     hash_tag, key_slot, Address, Health, NodeIndex, Plan, Redirect, RedirectAction, Role, Shard,
@@ -11,7 +11,9 @@ use keyroute::slot::{
 };
 use wasm_bindgen::prelude::*;
 
-use crate::error::{for_each_packed, given, int, unpack_str, JsError, Live};
+use crate::error::{
+    decimal, for_each_packed, given, int, saturate, text, unpack_str, JsError, Live,
+};
 use crate::ring::filled;
 
 /// `u32::MAX` marks "no node" in packed index arrays.
@@ -57,7 +59,7 @@ fn slot(s: i128) -> Result<u16, JsError> {
         .ok_or_else(|| {
             JsError::new(
                 ErrorCode::BadSlot,
-                alloc::format!("slot {s} is outside 0..=16383"),
+                text(format_args!("slot {} is outside 0..=16383", Int(s))),
             )
         })
 }
@@ -67,9 +69,11 @@ fn bound(s: i128, a: i128, b: i128) -> Result<u16, JsError> {
     u16::try_from(s).map_err(|_| {
         JsError::new(
             ErrorCode::BadRange,
-            alloc::format!(
-                "slot range {a}-{b} is invalid; ranges are START-END with START <= END <= 16383"
-            ),
+            text(format_args!(
+                "slot range {}-{} is invalid; ranges are START-END with START <= END <= 16383",
+                Int(a),
+                Int(b)
+            )),
         )
     })
 }
@@ -78,7 +82,7 @@ fn port(p: i128) -> Result<u16, JsError> {
     u16::try_from(p).map_err(|_| {
         JsError::new(
             ErrorCode::BadPort,
-            alloc::format!("port {p} is outside 1..=65535"),
+            text(format_args!("port {} is outside 1..=65535", Int(p))),
         )
     })
 }
@@ -108,7 +112,11 @@ fn role_of(id: &str, role: &str) -> Result<Role, JsError> {
     Role::from_redis(role).ok_or_else(|| {
         JsError::new(
             ErrorCode::InconsistentTopology,
-            alloc::format!("node {id:?} has role {role:?}; expected master or replica"),
+            text(format_args!(
+                "node {} has role {}; expected master or replica",
+                Quoted(id),
+                Quoted(role)
+            )),
         )
     })
 }
@@ -140,9 +148,10 @@ impl RawSlotMap {
             .ok_or_else(|| {
                 JsError::new(
                     ErrorCode::UnknownNode,
-                    alloc::format!(
-                        "node {i} is not in this slot map; use an index returned by this map"
-                    ),
+                    text(format_args!(
+                        "node {} is not in this slot map; use an index returned by this map",
+                        Int(i)
+                    )),
                 )
             })
     }
@@ -195,7 +204,7 @@ impl RawSlotMap {
                     endpoint: endpoint.into(),
                     hostname: (!hostname.is_empty()).then(|| hostname.into()),
                     role: role_of(id, role)?,
-                    replication_offset: offset.clamp(0, i128::from(u64::MAX)) as u64,
+                    replication_offset: saturate(offset),
                     health: Health::from_redis(health),
                 });
             }
@@ -351,14 +360,16 @@ impl RawSlotMap {
         let mut out = alloc::vec![
             String::from(n.id()),
             n.addr().host.clone(),
-            n.addr().port.to_string(),
+            decimal(n.addr().port.into()),
             String::from(n.role().as_str()),
             String::from(n.health().as_str()),
             n.name().into_owned(),
-            n.addr().to_string(),
-            n.master().map(|m| m.get().to_string()).unwrap_or_default(),
+            text(format_args!("{}", n.addr())),
+            n.master()
+                .map(|m| decimal(m.get() as i128))
+                .unwrap_or_default(),
         ];
-        out.extend(n.replicas().iter().map(|r| r.get().to_string()));
+        out.extend(n.replicas().iter().map(|r| decimal(r.get() as i128)));
         Ok(out)
     }
 
@@ -382,19 +393,19 @@ impl RawSlotMap {
         Ok(match action {
             RedirectAction::Moved { node, added } => alloc::vec![
                 String::from("moved"),
-                r.slot.to_string(),
-                node.get().to_string(),
+                decimal(r.slot.into()),
+                decimal(node.get() as i128),
                 String::from(if added { "1" } else { "0" }),
                 host,
-                r.port.to_string(),
+                decimal(r.port.into()),
             ],
             RedirectAction::Ask { addr, node } => alloc::vec![
                 String::from("ask"),
-                r.slot.to_string(),
-                node.map_or(-1, |n| n.get() as i64).to_string(),
+                decimal(r.slot.into()),
+                decimal(node.map_or(-1, |n| n.get() as i128)),
                 String::from("0"),
                 addr.host,
-                addr.port.to_string(),
+                decimal(addr.port.into()),
             ],
             _ => alloc::vec![String::from("unknown")],
         })

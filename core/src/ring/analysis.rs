@@ -146,21 +146,30 @@ pub fn diff(old: &Ring, new: &Ring) -> Result<Diff, RingError> {
     let bits = old.profile().hash().bits();
     let w = width(bits);
     let top = (w - 1) as u64;
-    // Positions where an owner may change: just after a `>=` point, at a `>` point.
+    // Positions where an owner may change: just after a `>=` point, at a `>` point. Each
+    // ring's are in order already: merged, without repeats (no sort).
+    fn cuts_of(r: &Ring, top: u64) -> impl Iterator<Item = u64> + '_ {
+        let above = r.profile().lookup() == Lookup::Above;
+        r.positions().iter().filter_map(move |&p| match p {
+            p if above => Some(p),
+            p if p < top => Some(p + 1),
+            _ => None,
+        })
+    }
+    let (mut a, mut b) = (cuts_of(old, top).peekable(), cuts_of(new, top).peekable());
     let mut cuts: Vec<u64> = Vec::with_capacity(old.point_count() + new.point_count() + 1);
     cuts.push(0);
-    for r in [old, new] {
-        let above = r.profile().lookup() == Lookup::Above;
-        for &p in r.positions() {
-            if above {
-                cuts.push(p);
-            } else if p < top {
-                cuts.push(p + 1);
-            }
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if x <= y => a.next(),
+            (Some(_), None) => a.next(),
+            _ => b.next(),
+        };
+        let Some(x) = next else { break };
+        if cuts.last() != Some(&x) {
+            cuts.push(x);
         }
     }
-    cuts.sort_unstable();
-    cuts.dedup();
     let owner =
         |r: &Ring, x: u64| -> Option<usize> { r.point_for_hash(x).map(|i| r.owners()[i] as usize) };
     let name = |r: &Ring, o: Option<usize>| o.map(|i| String::from(r.nodes()[i].name()));

@@ -7,6 +7,7 @@ use super::error::RingError;
 use super::hash::{ketama_point, key_hash, md5, native_point_from, native_prefix};
 use super::index::Circle;
 use super::profile::{digests_for, Lookup, PointHash, Profile, Ties};
+use super::sort::sort_points;
 
 /// The node index [`Ring::get_many_to_slice`] writes for a key on an empty ring.
 pub const NO_NODE: u32 = u32::MAX;
@@ -414,24 +415,9 @@ impl Ring {
         if count > MAX_POINTS {
             return Err(RingError::TooManyPoints(count));
         }
-        // rank: smaller wins a tie; decoded back to an owner after sorting.
-        let mut by_name: Vec<u32> = (0..n as u32).collect();
-        by_name.sort_unstable_by(|&a, &b| {
-            self.nodes[a as usize]
-                .name
-                .cmp(&self.nodes[b as usize].name)
-        });
-        let mut rank_of = alloc::vec![0u32; n];
-        for (r, &i) in by_name.iter().enumerate() {
-            rank_of[i as usize] = r as u32;
-        }
-        let rank = |i: usize| -> u32 {
-            match p.ties() {
-                Ties::FirstNode => i as u32,
-                Ties::LastNode => (n - 1 - i) as u32,
-                Ties::Name => rank_of[i],
-            }
-        };
+        // Each point carries its node's index (MD5: in the low 32 bits of one u64), so the
+        // sort orders equal points by index; `order_ties` then applies the profile's rule
+        // to those few runs (no sort of the names).
         let mut entries: Vec<u64> = Vec::new();
         let mut wide: Vec<(u64, u32)> = Vec::new();
         match p.hash() {
@@ -441,7 +427,7 @@ impl Ring {
         let mut buf: Vec<u8> = Vec::with_capacity(64);
         for (i, node) in self.nodes.iter().enumerate() {
             let server = server_string(&node.name, p.default_port()).as_bytes();
-            let r = rank(i);
+            let r = i as u32;
             match p.hash() {
                 PointHash::Md5 => {
                     for k in 0..digests[i] {
@@ -451,7 +437,7 @@ impl Ring {
                         push_decimal(&mut buf, k);
                         let d = md5(&buf);
                         for h in 0..per_digest as usize {
-                            // 32-bit point above, rank below: one u64 sorts both.
+                            // 32-bit point above, index below: one u64 sorts both.
                             entries.push(((ketama_point(&d, h) as u64) << 32) | r as u64);
                         }
                     }
@@ -470,40 +456,61 @@ impl Ring {
             }
         }
         let (mut points, mut owners) = (Vec::new(), Vec::new());
-        let decode = |r: u32| -> u32 {
-            match p.ties() {
-                Ties::FirstNode => r,
-                Ties::LastNode => (n as u32 - 1) - r,
-                Ties::Name => by_name[r as usize],
-            }
-        };
         if p.hash() == PointHash::Md5 {
-            entries.sort_unstable();
+            sort_points(&mut entries);
             points.reserve(entries.len());
             owners.reserve(entries.len());
             for e in entries {
                 points.push(e >> 32);
-                owners.push(decode(e as u32));
+                owners.push(e as u32);
             }
         } else {
-            wide.sort_unstable();
+            sort_points(&mut wide);
             points.reserve(wide.len());
             owners.reserve(wide.len());
             for (pt, r) in wide {
                 points.push(pt);
-                owners.push(decode(r));
+                owners.push(r);
             }
         }
-        if p.ties() == Ties::LastNode {
-            // A dict overwritten in insertion order: every copy of a point is the winner's.
-            for i in 1..points.len() {
-                if points[i] == points[i - 1] {
-                    owners[i] = owners[i - 1];
-                }
-            }
-        }
+        order_ties(&points, &mut owners, p.ties(), &self.nodes);
         self.circle = Circle::new(points, owners, p.hash().bits());
         Ok(())
+    }
+}
+
+/// Applies the profile's tie rule to each run of equal points, whose owners come in
+/// node-index order (as the sort leaves them).
+fn order_ties(points: &[u64], owners: &mut [u32], ties: Ties, nodes: &[Node]) {
+    if ties == Ties::FirstNode {
+        return;
+    }
+    let mut start = 0;
+    while start < points.len() {
+        let mut end = start + 1;
+        while end < points.len() && points[end] == points[start] {
+            end += 1;
+        }
+        let run = &mut owners[start..end];
+        match ties {
+            // A dict overwritten in insertion order: every copy of a point is the winner's.
+            Ties::LastNode => {
+                let last = run[run.len() - 1];
+                run.fill(last);
+            }
+            // Byte-wise smallest name first (insertion sort: runs are a few points).
+            Ties::Name => {
+                for k in 1..run.len() {
+                    let mut j = k;
+                    while j > 0 && nodes[run[j - 1] as usize].name > nodes[run[j] as usize].name {
+                        run.swap(j - 1, j);
+                        j -= 1;
+                    }
+                }
+            }
+            Ties::FirstNode => {}
+        }
+        start = end;
     }
 }
 
@@ -547,6 +554,28 @@ mod tests {
         assert_eq!(server_string(":11211", Some(11211)), ":11211");
         assert_eq!(server_string("h:11211", None), "h:11211");
         assert_eq!(server_string("h", Some(11211)), "h");
+    }
+
+    #[test]
+    fn ties_follow_the_profile() {
+        let nodes: Vec<Node> = ["b", "c", "a"]
+            .iter()
+            .map(|n| Node {
+                name: (*n).into(),
+                weight: 1,
+            })
+            .collect();
+        // Points 5 and 9 are shared; owners in index order, as the sort leaves them.
+        let points = [1, 5, 5, 5, 7, 9, 9];
+        let owners = [2, 0, 1, 2, 1, 0, 2];
+        let run = |ties| {
+            let mut o = owners;
+            order_ties(&points, &mut o, ties, &nodes);
+            o
+        };
+        assert_eq!(run(Ties::FirstNode), owners);
+        assert_eq!(run(Ties::LastNode), [2, 2, 2, 2, 1, 2, 2]);
+        assert_eq!(run(Ties::Name), [2, 2, 0, 1, 1, 2, 0]);
     }
 
     #[test]

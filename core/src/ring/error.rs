@@ -3,7 +3,7 @@
 use alloc::string::String;
 use core::fmt;
 
-use crate::error::ErrorCode;
+use crate::error::{write_all, ErrorCode, Int, Quoted};
 
 /// Why a ring could not be built or changed. Every message says what to fix; the ring is
 /// unchanged when one is returned.
@@ -75,54 +75,57 @@ impl fmt::Display for RingError {
         match self {
             RingError::EmptyNodeName => f.write_str("node names must not be empty"),
             RingError::ZeroWeight(n) => {
-                write!(f, "node {n:?} has weight 0; weights must be at least 1 (remove the node instead)")
+                write!(f, "node {} has weight 0; weights must be at least 1 (remove the node instead)", Quoted(n))
             }
             RingError::NegativeWeight(n, w) => {
-                write!(f, "node {n:?} has negative weight {w}; weights must be at least 1")
+                write!(f, "node {} has negative weight {}; weights must be at least 1", Quoted(n), Int(*w))
             }
             RingError::WeightTooLarge(n, w) => {
-                write!(f, "node {n:?} has weight {w}; weights must be at most {}", u32::MAX)
+                write!(f, "node {} has weight {}; weights must be at most {}", Quoted(n), Int(*w), u32::MAX)
             }
             RingError::BadWeight { node, given, entry } => {
-                write!(f, "node {node:?} has weight {given:?}, which is not an integer; weights are whole numbers from 1 to {}", u32::MAX)?;
+                write!(f, "node {} has weight {}, which is not an integer; weights are whole numbers from 1 to {}", Quoted(node), Quoted(given), u32::MAX)?;
                 if !entry.is_empty() {
-                    write!(f, " (in entry {entry:?})")?;
+                    write!(f, " (in entry {})", Quoted(entry))?;
                 }
                 Ok(())
             }
             RingError::DuplicateNode(n) => {
-                write!(f, "node {n:?} is already on the ring; use set_weight to change its weight")
+                write!(f, "node {} is already on the ring; use set_weight to change its weight", Quoted(n))
             }
-            RingError::UnknownNode(n) => write!(f, "node {n:?} is not on the ring"),
+            RingError::UnknownNode(n) => write!(f, "node {} is not on the ring", Quoted(n)),
             RingError::UnknownProfile(p) => write!(
                 f,
-                "unknown profile {p:?}; expected one of native, libketama, libmemcached, \
-                 twemproxy, uhashring, node-hashring, hash_ring"
+                "unknown profile {}; expected one of native, libketama, libmemcached, \
+                 twemproxy, uhashring, node-hashring, hash_ring",
+                Quoted(p)
             ),
             RingError::TooManyPoints(p) => write!(
                 f,
                 "the ring would hold {p} points, more than the limit of {}; lower the weights or vnodes",
                 super::MAX_POINTS
             ),
-            RingError::BadVnodes(v) => write!(f, "vnodes must be between 1 and 65536, got {v}"),
+            RingError::BadVnodes(v) => write!(f, "vnodes must be between 1 and 65536, got {}", Int(*v)),
             RingError::BadPointsPerDigest(k) => {
-                write!(f, "points per digest must be between 1 and 4, got {k}")
+                write!(f, "points per digest must be between 1 and 4, got {}", Int(*k))
             }
-            RingError::BadPort(p) => write!(f, "a port must be between 1 and 65535, got {p}"),
+            RingError::BadPort(p) => write!(f, "a port must be between 1 and 65535, got {}", Int(*p)),
             RingError::BadOption {
                 option,
                 profile,
                 reason,
-            } => write!(f, "the {profile} profile does not take {option}: {reason}"),
+            } => write_all(
+                f,
+                &["the ", profile, " profile does not take ", option, ": ", reason],
+            ),
             RingError::IncompatibleRings => f.write_str(
                 "these rings hash keys differently (native vs ketama family) and cannot be compared",
             ),
             RingError::BadNodeSpec { entry, reason } => {
-                if entry.is_empty() {
-                    write!(f, "{reason}")?;
-                } else {
-                    write!(f, "cannot read node entry {entry:?}: {reason}")?;
+                if !entry.is_empty() {
+                    write!(f, "cannot read node entry {}: ", Quoted(entry))?;
                 }
+                f.write_str(reason)?;
                 f.write_str(
                     "; write NAME, host:port, NAME=WEIGHT, or host:port:WEIGHT [ALIAS] (twemproxy)",
                 )
@@ -131,12 +134,28 @@ impl fmt::Display for RingError {
                 entry,
                 host,
                 number,
-            } => write!(
-                f,
-                "node entry {entry:?} can be read two ways: node {entry:?} (host:port) with \
-                 weight 1, or node {host:?} with weight {number}; write \"{entry}=1\" for the \
-                 first or \"{host}={number}\" for the second"
-            ),
+            } => {
+                write!(
+                    f,
+                    "node entry {q} can be read two ways: node {q} (host:port) with weight \
+                     1, or node {} with weight ",
+                    Quoted(host),
+                    q = Quoted(entry),
+                )?;
+                write_all(
+                    f,
+                    &[
+                        number,
+                        "; write \"",
+                        entry,
+                        "=1\" for the first or \"",
+                        host,
+                        "=",
+                        number,
+                        "\" for the second",
+                    ],
+                )
+            }
         }
     }
 }

@@ -19,6 +19,7 @@ mod error;
 mod hash;
 mod index;
 mod profile;
+mod sort;
 mod spec;
 
 pub use analysis::{diff, Arc, Diff, MovedArc};

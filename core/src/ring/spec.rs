@@ -334,14 +334,24 @@ fn weight_of(entry: &str, name: &str, weight: &str) -> Result<i128, RingError> {
             entry: entry.into(),
         });
     }
-    // Digits beyond 128 bits saturate: still too large (or negative), as reported.
-    Ok(weight
-        .parse::<i128>()
-        .unwrap_or(if weight.starts_with('-') {
-            i128::MIN
+    // The value, saturated to i128's range: digits beyond it are still too large (or
+    // negative), as reported. (Not `parse::<i128>`: its checked 128-bit multiplications
+    // are code the .wasm need not carry.)
+    const BIG: u128 = 1 << 127; // the magnitude of i128::MIN
+    let mut m = 0u128;
+    for d in digits.bytes() {
+        m = if m > BIG / 10 {
+            BIG
         } else {
-            i128::MAX
-        }))
+            (m << 3) + (m << 1) + u128::from(d - b'0')
+        };
+    }
+    Ok(match (weight.starts_with('-'), i128::try_from(m)) {
+        (true, Ok(v)) => -v,
+        (true, Err(_)) => i128::MIN,
+        (false, Ok(v)) => v,
+        (false, Err(_)) => i128::MAX,
+    })
 }
 
 #[cfg(test)]
@@ -389,6 +399,7 @@ mod tests {
         assert_eq!(code("a=0"), "ZERO_WEIGHT");
         assert_eq!(code("a=-2"), "NEGATIVE_WEIGHT");
         assert_eq!(code("a=-18446744073709551616"), "NEGATIVE_WEIGHT");
+        assert_eq!(code("a=-0"), "ZERO_WEIGHT");
         assert_eq!(code("a=4294967296"), "WEIGHT_TOO_LARGE");
         assert_eq!(code("a=1.5"), "BAD_WEIGHT");
         assert_eq!(code("a 1.5"), "BAD_WEIGHT");
@@ -401,6 +412,37 @@ mod tests {
             msg.contains("\"a:2\"") && msg.contains("a=2") && msg.contains("a:2=1"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn weights_saturate_as_parse_does() {
+        let mut texts: Vec<String> = Vec::new();
+        for digits in [
+            "0",
+            "7",
+            "0004294967295",
+            "4294967296",
+            "18446744073709551616",
+            "170141183460469231731687303715884105727",
+            "170141183460469231731687303715884105728",
+            "170141183460469231731687303715884105729",
+            "170141183460469231731687303715884105730",
+            "999999999999999999999999999999999999999",
+            "1701411834604692317316873037158841057280",
+            "99999999999999999999999999999999999999999999999999",
+        ] {
+            for sign in ["", "+", "-"] {
+                texts.push(alloc::format!("{sign}{digits}"));
+            }
+        }
+        for t in texts {
+            let want = t.parse::<i128>().unwrap_or(if t.starts_with('-') {
+                i128::MIN
+            } else {
+                i128::MAX
+            });
+            assert_eq!(weight_of("e", "n", &t), Ok(want), "{t}");
+        }
     }
 
     #[test]

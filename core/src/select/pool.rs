@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::error::ErrorCode;
+use crate::error::{ErrorCode, Int};
 
 use super::{Restore, MAX_EXACT_COUNT};
 
@@ -32,14 +32,16 @@ impl fmt::Display for PoolError {
         match self {
             PoolError::BadInitialCount(initial) => write!(
                 f,
-                "initial count {initial} is outside 0..=2^53 = {MAX_EXACT_COUNT} (2^53 is the \
+                "initial count {} is outside 0..=2^53 = {MAX_EXACT_COUNT} (2^53 is the \
                  largest count a Redis sorted-set score, a double, holds exactly); seed with a \
-                 count in that range"
+                 count in that range",
+                Int(*initial)
             ),
             PoolError::TooManyPicks(n) => write!(
                 f,
-                "{n} picks asked of one call; one call makes 0 to {MAX_PICKS_PER_CALL} picks \
-                 (call again for more)"
+                "{} picks asked of one call; one call makes 0 to {MAX_PICKS_PER_CALL} picks \
+                 (call again for more)",
+                Int(*n)
             ),
             PoolError::EmptyMember => {
                 f.write_str("pool members must not be empty; name each member, e.g. \"proxy-1\"")
@@ -150,7 +152,7 @@ fn find(list: &[(Vec<u8>, u64)], member: &[u8]) -> Result<usize, usize> {
 
 /// "`a` comes before `b`" for two indexes, given to the heap helpers below as a trait
 /// object so that one copy of them serves every order.
-type Before<'a> = &'a dyn Fn(usize, usize) -> bool;
+pub(crate) type Before<'a> = &'a dyn Fn(usize, usize) -> bool;
 
 /// Moves `v[i]` down until no child comes `before` it: restores a min-heap whose only
 /// fault is at `i`.
@@ -178,8 +180,9 @@ fn heapify(v: &mut [usize], before: Before<'_>) {
     }
 }
 
-/// Sorts `v` by `before` (heapsort: no sort code beyond the heap's own).
-fn heap_sort(v: &mut [usize], before: Before<'_>) {
+/// Sorts `v` by `before` (heapsort: no sort code beyond the heap's own; the slot plan
+/// sorts with it too).
+pub(crate) fn heap_sort(v: &mut [usize], before: Before<'_>) {
     heapify(v, before);
     for end in (1..v.len()).rev() {
         v.swap(0, end);

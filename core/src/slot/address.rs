@@ -26,7 +26,10 @@ pub fn split_host_port(s: &str) -> Result<(&str, u16), AddressError> {
     let (host, port) = s.rsplit_once(':').ok_or(AddressError::MissingPort)?;
     let port = parse_port(port)?;
     let host = match (host.strip_prefix('['), host.strip_suffix(']')) {
-        (Some(_), Some(_)) if host.len() >= 2 => &host[1..host.len() - 1],
+        // `[` ... `]`: the inside (no slicing by index: nothing here can panic).
+        (Some(inside), Some(_)) => inside
+            .strip_suffix(']')
+            .ok_or(AddressError::UnbalancedBrackets)?,
         (None, None) => host,
         _ => return Err(AddressError::UnbalancedBrackets),
     };
@@ -208,11 +211,13 @@ mod owned {
     /// `host:port`, with IPv6 hosts in brackets (`[::1]:7000`) so it parses back.
     impl fmt::Display for Address {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            // The host written as it is (not as a `{}` argument: see `write_all`).
             if self.host.contains(':') {
-                write!(f, "[{}]:{}", self.host, self.port)
+                crate::error::write_all(f, &["[", &self.host, "]"])?;
             } else {
-                write!(f, "{}:{}", self.host, self.port)
+                f.write_str(&self.host)?;
             }
+            write!(f, ":{}", self.port)
         }
     }
 }

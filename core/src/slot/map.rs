@@ -2,7 +2,7 @@
 use alloc::{string::String, vec, vec::Vec};
 use core::{fmt, ops::RangeInclusive};
 
-use crate::error::ErrorCode;
+use crate::error::{write_all, ErrorCode, Quoted};
 
 use super::{key_slot, Address, AddressError, Health, Node, NodeIndex, Role, SLOT_COUNT};
 
@@ -559,18 +559,26 @@ impl fmt::Display for MapError {
             ),
             Self::DuplicateId(id) => write!(
                 f,
-                "node id {id:?} is already in the slot map; node ids must be unique"
+                "node id {} is already in the slot map; node ids must be unique",
+                Quoted(id)
             ),
             Self::TooManyNodes => f.write_str("a slot map holds at most 65535 nodes"),
             Self::SlotOwnedTwice {
                 slot,
                 first,
                 second,
-            } => write!(
-                f,
-                "slot {slot} is claimed by both {first} and {second}; the reply is \
-                 inconsistent (mid-failover?), fetch it again"
-            ),
+            } => {
+                write!(f, "slot {slot} is claimed by both ")?;
+                write_all(
+                    f,
+                    &[
+                        first,
+                        " and ",
+                        second,
+                        "; the reply is inconsistent (mid-failover?), fetch it again",
+                    ],
+                )
+            }
             Self::ShardWithoutMaster { shard } => write!(
                 f,
                 "shard #{shard} of CLUSTER SHARDS has no master; fetch it again once \
@@ -580,20 +588,29 @@ impl fmt::Display for MapError {
                 f,
                 "shard #{shard} of CLUSTER SHARDS lists several masters; fetch it again"
             ),
-            Self::RoleConflict(name) => write!(
+            Self::RoleConflict(name) => write_all(
                 f,
-                "node {name} is listed both as master and replica (or under two masters); \
-                 the reply is inconsistent, fetch it again"
+                &[
+                    "node ",
+                    name,
+                    " is listed both as master and replica (or under two masters); the \
+                     reply is inconsistent, fetch it again",
+                ],
             ),
-            Self::MissingPort(name) => write!(
+            Self::MissingPort(name) => write_all(
                 f,
-                "node {name} has neither port nor tls-port in CLUSTER SHARDS; set one"
+                &[
+                    "node ",
+                    name,
+                    " has neither port nor tls-port in CLUSTER SHARDS; set one",
+                ],
             ),
             Self::BadAddress(e) => write!(f, "node address: {e}"),
             Self::AddressConflict { id, first, second } => write!(
                 f,
-                "node id {id:?} is listed at {first} and at {second}; the reply is \
-                 inconsistent, fetch it again"
+                "node id {} is listed at {first} and at {second}; the reply is \
+                 inconsistent, fetch it again",
+                Quoted(id)
             ),
         }
     }

@@ -216,9 +216,12 @@ impl Node {
     /// ```
     #[must_use]
     pub fn name(&self) -> alloc::borrow::Cow<'_, str> {
-        use alloc::string::ToString;
         if self.id.is_empty() {
-            alloc::borrow::Cow::Owned(self.addr.to_string())
+            // Not `to_string()`: its `expect` (writing to a String cannot fail) would bring
+            // panic formatting into small builds.
+            let mut name = alloc::string::String::new();
+            let _ = fmt::Write::write_fmt(&mut name, format_args!("{}", self.addr));
+            alloc::borrow::Cow::Owned(name)
         } else {
             alloc::borrow::Cow::Borrowed(&self.id)
         }

@@ -2,7 +2,8 @@
 use alloc::{string::String, vec, vec::Vec};
 use core::fmt;
 
-use crate::error::ErrorCode;
+use crate::error::{write_all, ErrorCode};
+use crate::select::heap_sort;
 
 use super::{NodeIndex, Role, SlotMap, SLOT_COUNT};
 
@@ -104,6 +105,20 @@ pub struct Plan {
     targets: Vec<Target>,
 }
 
+/// `(a / b, a % b)` when the quotient is below 2^15 (`a` = 16384 × a weight, `b` the
+/// total of at most 65535 weights): by shifts and subtractions, no 128-bit division code.
+fn div_small(a: u128, b: u128) -> (usize, u128) {
+    let (mut q, mut r) = (0usize, a);
+    for bit in (0..15).rev() {
+        let t = b << bit;
+        if r >= t {
+            r -= t;
+            q |= 1 << bit;
+        }
+    }
+    (q, r)
+}
+
 impl Plan {
     /// Plans moving `map` to the target `weights` (master, weight). A weight of 0 drains
     /// a master; a master with no slots yet (just added) fills up. Every master that
@@ -147,24 +162,28 @@ impl Plan {
         for (i, w) in weight_of.iter().enumerate() {
             let Some(weight) = *w else { continue };
             let share = slots * u128::from(weight);
+            let (after, remainder) = div_small(share, total);
             targets.push(Target {
                 node: NodeIndex(i as u16),
                 weight,
                 ideal: share as f64 / total as f64,
                 before: counts[i],
-                after: (share / total) as usize,
+                after,
             });
-            remainders.push(share % total);
+            remainders.push(remainder);
         }
         let floor_sum: usize = targets.iter().map(|t| t.after).sum();
         let mut extra = usize::from(SLOT_COUNT) - floor_sum;
         let mut order: Vec<usize> = (0..targets.len()).filter(|&t| remainders[t] > 0).collect();
-        order.sort_unstable_by(|&x, &y| {
+        // A total order (it ends on the index), so any sort gives this order: the heap
+        // sort the pool model has already (one sort's code less in small builds).
+        heap_sort(&mut order, &|x, y| {
             let keeps = |t: usize| targets[t].before > targets[t].after;
             keeps(y)
                 .cmp(&keeps(x))
                 .then(remainders[y].cmp(&remainders[x]))
                 .then(x.cmp(&y))
+                .is_lt()
         });
         for t in order {
             if extra == 0 {
@@ -342,17 +361,26 @@ impl fmt::Display for PlanError {
                 f,
                 "node {n} is not in the slot map; add it (with no slots) before planning"
             ),
-            Self::NotAMaster(name) => {
-                write!(f, "node {name} is a replica; only masters can own slots")
-            }
-            Self::DuplicateWeight(name) => {
-                write!(f, "node {name} was given two weights; give each master one")
-            }
-            Self::MissingWeight { name, slots } => write!(
+            Self::NotAMaster(name) => write_all(
                 f,
-                "master {name} owns {slots} slots but has no weight; give it weight 0 to \
-                 drain it, or a positive weight to keep slots"
+                &["node ", name, " is a replica; only masters can own slots"],
             ),
+            Self::DuplicateWeight(name) => write_all(
+                f,
+                &[
+                    "node ",
+                    name,
+                    " was given two weights; give each master one",
+                ],
+            ),
+            Self::MissingWeight { name, slots } => {
+                write_all(f, &["master ", name, " owns "])?;
+                write!(
+                    f,
+                    "{slots} slots but has no weight; give it weight 0 to drain it, or a \
+                     positive weight to keep slots"
+                )
+            }
             Self::Stale {
                 slot,
                 expected,
@@ -392,6 +420,31 @@ impl core::error::Error for PlanError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_divisions() {
+        let totals = [
+            1u128,
+            2,
+            3,
+            7,
+            16384,
+            65535,
+            u64::MAX as u128,
+            65535 * u64::MAX as u128,
+        ];
+        for &b in &totals {
+            for w in [0u128, 1, 2, 5, 1 << 20, u64::MAX as u128] {
+                let a = 16384 * w.min(b);
+                assert_eq!(div_small(a, b), ((a / b) as usize, a % b), "{a} / {b}");
+            }
+            assert_eq!(div_small(16384 * b, b), (16384, 0));
+            assert_eq!(
+                div_small(16384 * b - 1, b),
+                (((16384 * b - 1) / b) as usize, (16384 * b - 1) % b)
+            );
+        }
+    }
     use crate::slot::Address;
 
     fn map_with(ranges: &[&[(u16, u16)]]) -> (SlotMap, Vec<NodeIndex>) {
