@@ -202,3 +202,139 @@ def crc32_preimage(target, seed):
         x = crc32_forge(prefix, target)
         if x is not None and all(0x21 <= c <= 0x7e and c != 0x2c for c in x):
             return prefix + x
+
+
+# ------------------------------------------------------------------ Java / spymemcached / Guava
+
+def java_hash(s):
+    """String.hashCode() over UTF-16 units, as a signed 32-bit int."""
+    h = 0
+    data = s.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & M32
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def java_string_with_hash(target, seed, prefix=""):
+    """A printable-ASCII string starting with PREFIX whose hashCode() is TARGET
+    (meet in the middle over a 6-character tail)."""
+    rng = random.Random(seed)
+    alphabet = [c for c in range(0x30, 0x7b) if chr(c).isalnum()]
+    t = target & M32
+    left = {}
+    for a in alphabet:
+        for b in alphabet:
+            for c in alphabet:
+                left.setdefault((a * 31 ** 5 + b * 31 ** 4 + c * 31 ** 3) & M32, (a, b, c))
+    while True:
+        p = prefix + "".join(chr(rng.choice(alphabet)) for _ in range(2))
+        base = (java_hash(p) * 31 ** 6) & M32
+        for d in alphabet:
+            for e in alphabet:
+                for f in alphabet:
+                    need = (t - base - d * 31 ** 2 - e * 31 - f) & M32
+                    if need in left:
+                        s = p + "".join(map(chr, left[need] + (d, e, f)))
+                        assert java_hash(s) & M32 == t
+                        return s
+
+
+def java_node_with_min_point(seed):
+    """A node name N such that (N + "-N0").hashCode() == Integer.MIN_VALUE."""
+    suffix = "-N0"
+    hs = java_hash(suffix) & M32
+    inv = pow(31 ** len(suffix), -1, 1 << 32)
+    want = ((0x80000000 - hs) * inv) & M32
+    return java_string_with_hash(want, seed, prefix="node-")
+
+
+def md5_points(s, reps=40):
+    import hashlib
+    out = []
+    for i in range(reps):
+        d = hashlib.md5(("%s-%d" % (s, i)).encode()).digest()
+        out += [struct.unpack_from("<I", d, 4 * j)[0] for j in range(4)]
+    return out
+
+
+def spy_tie(address, ports):
+    """Two 'address:port' spymemcached node keys sharing an MD5 point: (port_a, port_b, point)."""
+    seen = {}
+    for p in ports:
+        for h in md5_points("%s:%d" % (address, p)):
+            if h in seen and seen[h] != p:
+                return seen[h], p, h
+            seen[h] = p
+    raise RuntimeError("no spymemcached tie in the port range")
+
+
+def md5_keys_landing(points_sorted, target, n, seed):
+    import hashlib
+    rng = random.Random(seed)
+    i = bisect.bisect_left(points_sorted, target)
+    lo = points_sorted[i - 1] if i > 0 else points_sorted[-1]
+    out = []
+    while len(out) < n:
+        k = "tie-%d-%d" % (seed, rng.getrandbits(40))
+        h = struct.unpack_from("<I", hashlib.md5(k.encode()).digest())[0]
+        if (lo < h <= target) if lo < target else (h > lo or h <= target):
+            out.append(k)
+    return out
+
+
+LCG = 2862933555777941757
+M64 = (1 << 64) - 1
+
+
+def guava_divergent_pairs(max_c=200):
+    """(x, c): generator value x = state>>>33 and candidate c where Guava's single rounding
+    and the paper's double rounding give different next candidates."""
+    out = []
+    for c in range(1, max_c):
+        for e in range(0, 32):
+            # x + 1 = d must divide 2^31 * (c + 1) for an exact integer quotient.
+            pass
+        num = (1 << 31) * (c + 1)
+        d = 1
+        divs = set()
+        k = c + 1
+        small = [q for q in range(1, k + 1) if k % q == 0]
+        for q in small:
+            for e in range(0, 32):
+                dd = q << e
+                if dd <= 1 << 31 and num % dd == 0:
+                    divs.add(dd)
+        for d in sorted(divs):
+            x = d - 1
+            if x >= (1 << 31) - 1:
+                continue
+            guava = int((c + 1) / ((x + 1) / 2.0 ** 31))
+            paper = int((c + 1) * (2.0 ** 31 / (x + 1)))
+            if guava != paper:
+                out.append((x, c, guava, paper))
+    return out
+
+
+def guava_input_for(x, c, seed):
+    """A long whose 2nd LCG step sees x = state>>>33 with candidate c (1st step gives c)."""
+    rng = random.Random(seed)
+    inv = pow(LCG, -1, 1 << 64)
+    for _ in range(10 ** 6):
+        s2 = (x << 33) | rng.getrandbits(33)
+        s1 = ((s2 - 1) * inv) & M64
+        x1 = s1 >> 33
+        if x1 == (1 << 31) - 1:
+            continue
+        if int(1 / ((x1 + 1) / 2.0 ** 31)) == c:
+            key = ((s1 - 1) * inv) & M64
+            return key - (1 << 64) if key >= 1 << 63 else key
+    return None
+
+
+def guava_overflow_input(seed):
+    """A long whose first LCG state has state>>>33 == 2^31 - 1 (Guava's int overflow)."""
+    rng = random.Random(seed)
+    inv = pow(LCG, -1, 1 << 64)
+    s1 = (((1 << 31) - 1) << 33) | rng.getrandbits(33)
+    key = ((s1 - 1) * inv) & M64
+    return key - (1 << 64) if key >= 1 << 63 else key
