@@ -338,3 +338,37 @@ def guava_overflow_input(seed):
     s1 = (((1 << 31) - 1) << 33) | rng.getrandbits(33)
     key = ((s1 - 1) * inv) & M64
     return key - (1 << 64) if key >= 1 << 63 else key
+
+
+def find_tie(names, points_fn):
+    """Two names from NAMES whose points (points_fn(name) -> list) share a value."""
+    seen = {}
+    for n in names:
+        for h in points_fn(n):
+            if h in seen and seen[h] != n:
+                return seen[h], n, h
+            seen[h] = n
+    raise RuntimeError("no tie found")
+
+
+def crc_keys_floor(points_sorted, target, n, seed):
+    """N keys whose CRC32 lands on TARGET under a floor lookup (last point <= crc)."""
+    rng = random.Random(seed)
+    i = bisect.bisect_right(points_sorted, target)
+    hi = points_sorted[i] if i < len(points_sorted) else points_sorted[0]
+    out = []
+    while len(out) < n:
+        k = "tie-%d-%d" % (seed, rng.getrandbits(40))
+        h = zlib.crc32(k.encode())
+        if (target <= h < hi) if target < hi else (h >= target or h < hi):
+            out.append(k)
+    return out
+
+
+def random_names(prefix, seed, n=200000):
+    """Seeded random names (CRC32 of structured names like node-1, node-2 collide rarely:
+    CRC is linear, so short differences never cancel)."""
+    rng = random.Random(seed)
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    for _ in range(n):
+        yield prefix + "".join(rng.choice(alphabet) for _ in range(8))
