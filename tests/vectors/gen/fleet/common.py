@@ -213,6 +213,7 @@ def check_free(addrs):
     for host, port in addrs:
         fam = socket.AF_INET6 if ":" in host else socket.AF_INET
         s = socket.socket(fam, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError as e:

@@ -23,7 +23,7 @@ HAPROXY = "/usr/sbin/haproxy"
 FRONT = "127.77.255.2"
 FRONT_PORT0 = 18200
 BACK = "127.77.2.1"
-BACK_PORT0 = 43000
+BACK_PORT0 = 23000
 
 KEYS = header_safe(make_keys(n_seq=300, n_ascii=60, n_unicode=60))
 
@@ -174,6 +174,7 @@ def server_line(s, port):
 def main():
     version = deb_version("haproxy")
     vline = subprocess.run([HAPROXY, "-v"], capture_output=True, text=True).stdout.splitlines()[0]
+    vline = vline.split(" - ")[0]
     cases = build_cases()
     cfg = ["# written by tests/vectors/gen/fleet/gen_haproxy.py", "global", "    maxconn 512",
            "defaults", "    mode http", "    timeout connect 2s", "    timeout client 10s",

@@ -58,30 +58,30 @@ def build_cases():
         cases.append({"name": name, "hash": hash_line, "servers": servers, "notes": notes,
                       "keys": keys, "requests": requests, "key_header": key_header})
 
-    plain5 = [{"server": "127.77.0.%d:%d" % (i, 41000 + i)} for i in range(1, 6)]
+    plain5 = [{"server": "127.77.0.%d:%d" % (i, 21000 + i)} for i in range(1, 6)]
     add("chash_ip_port", "hash $http_x_key consistent", plain5,
         "five ip:port servers, weight 1: the form pingora-ketama also covers")
     add("chash_weights", "hash $http_x_key consistent",
-        [{"server": "127.77.0.11:41011", "weight": 1}, {"server": "127.77.0.12:41012", "weight": 2},
-         {"server": "127.77.0.13:41013", "weight": 5}, {"server": "127.77.0.14:41014", "weight": 10}],
+        [{"server": "127.77.0.11:21011", "weight": 1}, {"server": "127.77.0.12:21012", "weight": 2},
+         {"server": "127.77.0.13:21013", "weight": 5}, {"server": "127.77.0.14:21014", "weight": 10}],
         "weights 1, 2, 5, 10: 160*weight points each")
     forms = [
-        {"server": "127.77.0.21:41021"},
-        {"server": "localhost:41022"},
-        {"server": "[::1]:41023"},
+        {"server": "127.77.0.21:21021"},
+        {"server": "localhost:21022"},
+        {"server": "[::1]:21023"},
         {"server": "127.77.0.24"},
         {"server": "127.77.0.25:0080"},
         {"server": "[::1]"},
         {"server": "unix:" + UNIX_SOCK},
-        {"server": "127.77.0.28:41028", "weight": 3},
+        {"server": "127.77.0.28:21028", "weight": 3},
     ]
     add("chash_server_forms", "hash $http_x_key consistent", forms,
         "servers as nginx hashes their text: a hostname (localhost), IPv6 with brackets "
         "([::1]:port and port-less [::1]), port-less IPv4 (hashed with an empty port, "
         "connects to 80), a port written 0080 (hashed as the text '0080'), a unix socket "
         "(host = the path after 'unix:', empty port)")
-    a, b, point = choose.nginx_tie("127.77.1.1", range(42000, 50000))
-    tie_servers = [a, b, "127.77.1.2:42001"]
+    a, b, point = choose.nginx_tie("127.77.1.1", range(22000, 30000))
+    tie_servers = [a, b, "127.77.1.2:22001"]
     pts = sorted(set(h for s in tie_servers for h in choose.nginx_points(s)))
     tie_keys = choose.keys_landing(pts, point, 24, seed=1)
     add("chash_tie_first", "hash $http_x_key consistent",
@@ -91,22 +91,22 @@ def build_cases():
         "first) gives it to the server written first" % (a, b, point, point),
         keys=tie_keys + KEYS[:100])
     add("chash_tie_swapped", "hash $http_x_key consistent",
-        [{"server": s} for s in [b, a, "127.77.1.2:42001"]],
+        [{"server": s} for s in [b, a, "127.77.1.2:22001"]],
         "the same servers with the tied pair in the other order: the tie goes to %s now" % b,
         keys=tie_keys + KEYS[:100])
     add("chash_down", "hash $http_x_key consistent",
-        [{"server": "127.77.0.31:41031"}, {"server": "127.77.0.32:41032", "down": True},
-         {"server": "127.77.0.33:41033"}, {"server": "127.77.0.34:41034", "weight": 2}],
+        [{"server": "127.77.0.31:21031"}, {"server": "127.77.0.32:21032", "down": True},
+         {"server": "127.77.0.33:21033"}, {"server": "127.77.0.34:21034", "weight": 2}],
         "a `down` server keeps its points; a key whose point is the down server's moves "
         "to the next point's server (hp->hash++), as recorded")
     add("plain_hash", "hash $http_x_key",
-        [{"server": "127.77.0.41:41041", "weight": 1}, {"server": "127.77.0.42:41042", "weight": 2},
-         {"server": "127.77.0.43:41043", "weight": 3}, {"server": "127.77.0.44:41044"}],
+        [{"server": "127.77.0.41:21041", "weight": 1}, {"server": "127.77.0.42:21042", "weight": 2},
+         {"server": "127.77.0.43:21043", "weight": 3}, {"server": "127.77.0.44:21044"}],
         "plain `hash` (Cache::Memcached compatible): ((crc32(key) >> 16) & 0x7fff) % "
         "total weight, walked over the peers in config order")
     add("plain_hash_forms", "hash $http_x_key",
-        [{"server": "127.77.0.51"}, {"server": "[::1]:41052", "weight": 2},
-         {"server": "localhost:41053"}, {"server": "unix:" + UNIX_SOCK + "2", "weight": 4}],
+        [{"server": "127.77.0.51"}, {"server": "[::1]:21052", "weight": 2},
+         {"server": "localhost:21053"}, {"server": "unix:" + UNIX_SOCK + "2", "weight": 4}],
         "plain `hash` does not hash server names: only the order and weights of the "
         "peers count (localhost must resolve to exactly one address here)")
     # Request-target cases: the key is what nginx decodes/extracts from the request.

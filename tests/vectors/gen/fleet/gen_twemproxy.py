@@ -42,20 +42,20 @@ def build_cases():
         cases.append({"name": name, "hash": hash_, "distribution": dist, "servers": srvs,
                       "notes": notes, "hash_tag": hash_tag, "keys": keys})
 
-    add("ketama_md5", "md5", "ketama", servers(5, 0, 44000),
+    add("ketama_md5", "md5", "ketama", servers(5, 0, 24000),
         "host:port:1 without alias, ports other than 11211: points from 'host:port-i'")
     add("ketama_md5_port_11211", "md5", "ketama", servers(5, 10, 0),
         "servers on port 11211 without alias: twemproxy hashes 'host' alone ('host-i')")
-    add("ketama_md5_alias", "md5", "ketama", servers(5, 20, 44020, alias="cache-%d"),
+    add("ketama_md5_alias", "md5", "ketama", servers(5, 20, 24020, alias="cache-%d"),
         "aliases: the alias is hashed, the address is not")
     add("ketama_md5_alias_11211", "md5", "ketama",
-        servers(3, 30, 44030, alias="mc-%d:11211") + servers(2, 33, 0, alias="plain-%d"),
+        servers(3, 30, 24030, alias="mc-%d:11211") + servers(2, 33, 0, alias="plain-%d"),
         "aliases ending in ':11211' are hashed verbatim (the ':11211' stays), unlike a "
         "server without alias on port 11211")
     long1 = "long-alias-" + "x" * 261 + "-tail-one"   # 281 bytes; first 272 shared
     long2 = "long-alias-" + "x" * 261 + "-tail-two"
     assert len(long1) > 272 and long1[:272] == long2[:272]
-    lng = servers(4, 40, 44040)
+    lng = servers(4, 40, 24040)
     lng[0]["alias"] = "short-a"
     lng[1]["alias"] = long1
     lng[2]["alias"] = long2
@@ -64,23 +64,23 @@ def build_cases():
         "aliases of 281 bytes: twemproxy cuts each point string ('alias-i') to "
         "KETAMA_MAX_HOSTLEN (272) bytes, so a long alias has only 4 distinct points, and "
         "the two long aliases (same first 272 bytes) share all of them (a tie)")
-    w = servers(4, 50, 44050)
+    w = servers(4, 50, 24050)
     for s, wt in zip(w, (1, 2, 5, 10)):
         s["weight"] = wt
     add("ketama_md5_weights", "md5", "ketama", w, "weights 1, 2, 5, 10 (float formula)")
-    add("ketama_md5_equal_25", "md5", "ketama", servers(25, 60, 44060),
+    add("ketama_md5_equal_25", "md5", "ketama", servers(25, 60, 24060),
         "25 servers of weight 1, where the float formula's rounding shows", keys=KEYS[:200])
-    add("ketama_md5_hash_tag", "md5", "ketama", servers(5, 0, 44000),
+    add("ketama_md5_hash_tag", "md5", "ketama", servers(5, 0, 24000),
         "hash_tag '{}': only the text between the first '{' and the next '}' is hashed "
         "(when non-empty)", hash_tag="{}",
         keys=[k for k in KEYS[:120]] + ["{user1000}.following", "{user1000}.followers",
                                          "a{b}c", "{}x", "x{}", "{a}{b}", "}{a}", "{a"])
     for h in HASHES[1:]:
-        add("ketama_" + h, h, "ketama", servers(5, 0, 44000),
+        add("ketama_" + h, h, "ketama", servers(5, 0, 24000),
             "`hash: %s`: continuum points stay MD5, keys are hashed with %s" % (h, h),
             keys=KEYS[:240])
     for h in ("md5", "fnv1a_64", "crc32a", "murmur"):
-        w = servers(4, 90, 44090)
+        w = servers(4, 90, 24090)
         for s, wt in zip(w, (1, 2, 1, 3)):
             s["weight"] = wt
         add("modula_" + h, h, "modula", w,
