@@ -291,11 +291,8 @@ def guava_divergent_pairs(max_c=200):
     and the paper's double rounding give different next candidates."""
     out = []
     for c in range(1, max_c):
-        for e in range(0, 32):
-            # x + 1 = d must divide 2^31 * (c + 1) for an exact integer quotient.
-            pass
+        # x + 1 = d must divide 2^31 * (c + 1) for an exact integer quotient.
         num = (1 << 31) * (c + 1)
-        d = 1
         divs = set()
         k = c + 1
         small = [q for q in range(1, k + 1) if k % q == 0]

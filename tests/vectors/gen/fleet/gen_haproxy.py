@@ -204,8 +204,9 @@ def main():
         t = subprocess.run([HAPROXY, "-c", "-f", path], capture_output=True, text=True)
         if t.returncode != 0:
             raise SystemExit("haproxy -c failed:\n" + t.stdout + t.stderr)
-        hp = procs.start([HAPROXY, "-db", "-f", path], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "err"), "w"))
+        with open(os.path.join(work, "err"), "w") as err:
+            hp = procs.start([HAPROXY, "-db", "-f", path], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=err)
         for i in range(len(cases)):
             wait_port(FRONT, FRONT_PORT0 + i, proc=hp)
         out_cases = []
