@@ -6,10 +6,10 @@ side in one run on one redis-server.
 Implementations (the peers' versions are pinned in bench/requirements-cache.txt):
 
 * naive cache-aside with redis-py (GET; on a miss call the backend, then SET);
-* aiocache ``cached_stampede`` (Redis backend, lease 2 s);
+* aiocache ``cached_stampede`` (Redis backend, lease 2 s; ``--lease-s``);
 * dogpile.cache, Redis backend with ``distributed_lock`` (``thread_local_lock=False`` as
-  its docs advise), ``lock_timeout`` unset (its default) and 2 s;
-* keyroute ``SmartCache`` (lease 2 s, its default).
+  its docs advise), ``lock_timeout`` unset (its default) and 2 s (``--lease-s``);
+* keyroute ``SmartCache`` (lease 2 s, its default; ``--lease-s``).
 
 Scenarios, each with a fresh key, the peers taking turns within each run:
 
@@ -61,15 +61,23 @@ import redis
 import keyroute
 
 PEERS = ["naive", "aiocache", "dogpile", "dogpile-2s", "keyroute"]
-LABEL = {
-    "naive": "naive cache-aside (redis-py)",
-    "aiocache": "aiocache cached_stampede (Redis, lease 2 s)",
-    "dogpile": "dogpile.cache Redis distributed_lock (no lock_timeout)",
-    "dogpile-2s": "dogpile.cache Redis distributed_lock, lock_timeout=2",
-    "keyroute": "keyroute SmartCache (lease 2 s)",
-}
+# The lease of aiocache and keyroute and dogpile-2s's lock_timeout, seconds (--lease-s;
+# passed to the workers in the environment).
+LEASE_S = float(os.environ.get("KEYROUTE_BENCH_LEASE_S", "2"))
+
+
+def labels() -> dict[str, str]:
+    return {
+        "naive": "naive cache-aside (redis-py)",
+        "aiocache": f"aiocache cached_stampede (Redis, lease {LEASE_S:g} s)",
+        "dogpile": "dogpile.cache Redis distributed_lock (no lock_timeout)",
+        "dogpile-2s": f"dogpile.cache Redis distributed_lock, lock_timeout={LEASE_S:g}",
+        "keyroute": f"keyroute SmartCache (lease {LEASE_S:g} s)",
+    }
+
 DIST = {"aiocache": "aiocache", "dogpile": "dogpile.cache", "dogpile-2s": "dogpile.cache",
         "naive": "redis"}
+LABEL = labels()
 CLIENT = "bench-client"
 WAIT_CAP_S = 15.0
 
@@ -100,7 +108,7 @@ def sync_request(peer: str, port: int) -> Callable[[str, Callable[[], bytes]], b
             arguments={
                 "host": "127.0.0.1", "port": port, "distributed_lock": True,
                 "thread_local_lock": False, "redis_expiration_time": 600,
-                "lock_timeout": 2 if peer == "dogpile-2s" else None,
+                "lock_timeout": LEASE_S if peer == "dogpile-2s" else None,
             },
         )
         region.backend.writer_client.ping()
@@ -110,7 +118,7 @@ def sync_request(peer: str, port: int) -> Callable[[str, Callable[[], bytes]], b
 
         return dogpile
     if peer == "keyroute":
-        cache = keyroute.SmartCache(f"redis://127.0.0.1:{port}")
+        cache = keyroute.SmartCache(f"redis://127.0.0.1:{port}", lease_ms=int(LEASE_S * 1000))
 
         def ours(key: str, backend: Callable[[], bytes]) -> bytes:
             return cache.get_or_load(CLIENT, key, backend, timeout_ms=60_000)
@@ -146,7 +154,7 @@ def worker(peer: str, port: int, key: str, start: float, n: int, backend_s: floa
     if peer == "aiocache":
         from aiocache import Cache, cached_stampede
 
-        @cached_stampede(lease=2, ttl=600, cache=Cache.REDIS, endpoint="127.0.0.1", port=port,
+        @cached_stampede(lease=LEASE_S, ttl=600, cache=Cache.REDIS, endpoint="127.0.0.1", port=port,
                          key=key)
         async def load() -> str:
             counted()
@@ -346,7 +354,13 @@ def main() -> int:
                         help="seconds into its 30 s load the holder is killed")
     parser.add_argument("--slow-s", type=float, default=3.0,
                         help="the slow live holder's backend time, seconds")
+    parser.add_argument("--lease-s", type=float, default=2.0,
+                        help="keyroute's and aiocache's lease and dogpile's lock_timeout")
     args = parser.parse_args()
+    global LEASE_S
+    LEASE_S = args.lease_s
+    os.environ["KEYROUTE_BENCH_LEASE_S"] = repr(args.lease_s)
+    LABEL.update(labels())
     peers = args.only or PEERS
     load_start = [round(x, 2) for x in os.getloadavg()]
     print(f"keyroute {keyroute.__version__}, Python {sys.version.split()[0]}, "
