@@ -96,7 +96,7 @@ def sync_request(peer: str, port: int) -> Callable[[str, Callable[[], bytes]], b
             if v is None:
                 v = backend()
                 r.set(key, v, ex=600)
-            return bytes(v)
+            return bytes(v)  # type: ignore[arg-type]  # redis-py: bytes without decode_responses
 
         return naive
     if peer.startswith("dogpile"):
@@ -152,10 +152,10 @@ def worker(peer: str, port: int, key: str, start: float, n: int, backend_s: floa
                           "loads_at": began_loads, "unserved": unserved}), flush=True)
 
     if peer == "aiocache":
-        from aiocache import Cache, cached_stampede
+        from aiocache import Cache, cached_stampede  # type: ignore[import-untyped]
 
-        @cached_stampede(lease=LEASE_S, ttl=600, cache=Cache.REDIS, endpoint="127.0.0.1", port=port,
-                         key=key)
+        @cached_stampede(lease=LEASE_S, ttl=600, cache=Cache.REDIS,  # type: ignore[untyped-decorator]
+                         endpoint="127.0.0.1", port=port, key=key)
         async def load() -> str:
             counted()
             await asyncio.sleep(backend_s)
@@ -384,7 +384,7 @@ def main() -> int:
             proc.wait(10)
 
     load_end = [round(x, 2) for x in os.getloadavg()]
-    table = []
+    table: list[dict[str, Any]] = []
     for peer in peers:
         med = sorted(runs[peer], key=lambda g: g["p99"])[len(runs[peer]) // 2]
         table.append({"peer": peer, "label": LABEL[peer], "stampede": med,
