@@ -435,7 +435,8 @@ def write_json(path: Path, table: list[dict[str, Any]], args: argparse.Namespace
             "peer": LABEL[peer], "peer_version": _version(DIST.get(peer, "")) if peer in DIST else None,
             "peer_value": None if p is None else round(p, 3),
             "ratio": None if ratio is None else round(ratio, 3),
-            "same_answers": True, "like_for_like": True, "headline": headline, "note": note,
+            "same_answers": True, "like_for_like": not note.startswith("not like for like"),
+            "headline": headline, "note": note,
             # bench.py's python.json row fields
             "name": f"{what} vs {peer}", "clock": "wall",
             "keyroute_ns": round(k * 1e6, 1) if unit == "ms" else None,
@@ -467,6 +468,11 @@ def write_json(path: Path, table: list[dict[str, Any]], args: argparse.Namespace
             elif not t.get("waited", True):
                 note = "not like for like: the peer's waiters did not wait for the holder (they called the backend themselves); " + note
                 last = None
+            elif peer == "dogpile-2s":
+                note += ("; dogpile's lock expires lock_timeout after it was taken, alive holder "
+                         "or not (a slower backend is loaded twice: see slow-holder-calls), "
+                         "keyroute's lease is renewed every lease/3 while its holder lives, so "
+                         "waiters are served within one lease of the last renewal")
             add(f"takeover-{peer}", "takeover after the holder is killed", "ms",
                 ot.get("after_kill_ms"), last, peer, note)
             add(f"slow-holder-calls-{peer}",
