@@ -1,8 +1,9 @@
 # Rust: core, CLI, no_std/wasm32 build, lints, benches.
 .PHONY: setup-apt-core test-rust test-rust-nostd lint build-cli demo-cli bench-rust vectors-ring vectors-slot vectors-pool
 
-# Debian packages the Rust suites need (Redis for the integration suites).
-APT_CORE := redis-server redis-tools pkg-config
+# Debian packages the Rust suites need (Redis for the integration suites; libzmq for the
+# CLI, which links keyroute-serve).
+APT_CORE := redis-server redis-tools pkg-config libzmq3-dev
 SETUP_TARGETS += setup-apt-core
 setup-apt-core:
 	scripts/apt-install.sh $(APT_CORE)

@@ -1,6 +1,7 @@
 # C: libkeyroute (bindings-c), its generated header, pkg-config file, C tests (shared,
-# static, C++, valgrind, ASan/UBSan), the entrance contract in C, the install as a user
-# does it, the C and Java examples, and the C benchmark.
+# static, C++, valgrind, ASan/UBSan), the entrance contract in C, the smart cache in C (on
+# redis-servers and a local 3-master cluster), the install as a user does it, the C and
+# Java examples, and the C benchmark.
 #
 #   make test-c                   everything below, on a fresh clone
 #   make install-c PREFIX=/usr/local [DESTDIR=...]   (also `make install`; stripped libraries)
@@ -8,8 +9,8 @@
 #   make bench-c                  keyroute_ring_get vs libmemcached, keyroute_key_slot (C),
 #                                 then each C call against the Rust call it wraps
 .PHONY: setup-apt-c build-c check-header-c update-header-c lint-c stage-c install-c install \
-        test-c test-c-rust test-c-unit test-c-contract test-c-redis test-c-install \
-        test-c-examples check-parity-c build-bench-c example-c example-java bench-c
+        test-c test-c-rust test-c-unit test-c-contract test-c-redis test-c-cache test-c-install \
+        test-c-examples check-parity-c build-bench-c example-c example-cache-c example-java bench-c
 
 APT_C := valgrind libjna-java libmemcached-dev pkg-config gcc g++ binutils python3 \
          redis-server redis-tools
@@ -106,17 +107,18 @@ $(C_CONTRACT): tests/contract/bad_inputs.json docs/errors.md $(C_SRC)/tests/cont
 
 TEST_TARGETS += test-c
 test-c: setup-apt-c check-header-c test-c-rust test-c-unit test-c-contract test-c-redis \
-        test-c-install test-c-examples check-parity-c build-bench-c lint-c
-	@echo "test-c: C library, header, statuses, contract, C/C++ tests (shared, static, valgrind, ASan/UBSan; Redis calls on real redis-servers), install with rpath, C and Java examples, parity passed"
+        test-c-cache test-c-install test-c-examples check-parity-c build-bench-c lint-c
+	@echo "test-c: C library, header, statuses, contract, C/C++ tests (shared, static, valgrind, ASan/UBSan; Redis calls and the smart cache on real redis-servers and a 3-master cluster), install with rpath, C and Java examples, parity passed"
 
 lint-c:
 	$(CARGO) fmt -p keyroute-c --check
 	$(CARGO) clippy --release -p keyroute-c --all-targets -- -D warnings
 
 # The binding's own Rust tests: every ErrorCode has its status (same name and number) and
-# back, the guard, argument checks and handle tags.
+# back, the guard, argument checks and handle tags; on a throwaway redis-server, a panic
+# while a loader runs (caught as KEYROUTE_INTERNAL, the lease released).
 test-c-rust:
-	$(CARGO) test --release -p keyroute-c --lib
+	$(C_WITH_REDIS) $(CARGO) test --release -p keyroute-c --lib
 
 # c_variants NAME SOURCE: NAME_shared, NAME_static, NAME_cxx (C++), NAME_asan (ASan+UBSan),
 # compiled through pkg-config against the staged install.
@@ -136,8 +138,11 @@ endef
 # valgrind memcheck; KEYROUTE_TEST_UNDER_CHECKER tells the tests to leave out the
 # use-after-free handle checks (reading a freed handle's tag is what such a checker
 # reports, correctly).
+# tests/valgrind.supp: the one suppression, std's handle of a thread that calls into
+# keyroute and never runs its thread-exit destructors (the main thread), by name.
 C_VALGRIND := env KEYROUTE_TEST_UNDER_CHECKER=1 valgrind -q --error-exitcode=3 --leak-check=full \
-    --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible
+    --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
+    --suppressions=$(ROOT)/bindings-c/tests/valgrind.supp
 C_ASAN := env ASAN_OPTIONS=detect_leaks=1 KEYROUTE_TEST_UNDER_CHECKER=1
 
 test-c-unit: stage-c $(C_VECTORS)
@@ -176,6 +181,27 @@ test-c-redis: stage-c $(C_VECTORS)
 	$(C_WITH_REDIS_PAIR) $(C_VALGRIND) $(C_BUILD)/test_redis_shared $(C_VECTORS)
 	$(C_WITH_REDIS_PAIR) $(C_VALGRIND) $(C_BUILD)/test_redis_static $(C_VECTORS)
 
+# The smart cache, sessions and devices (tests/test_cache.c): on the two throwaway
+# redis-servers, and with --cluster also on a throwaway 3-master cluster
+# (tests/with_cluster.sh, ~5 s to start). It forks: the stampede runs in 3 processes
+# forked before any keyroute call. valgrind runs on the static build and on a shared build
+# linked to the unstripped release library: the installed libkeyroute.so is stripped of
+# its symbols, so the suppression of std's main-thread handle cannot be matched there.
+C_WITH_CLUSTER := $(C_SRC)/tests/with_cluster.sh
+C_DEVLIB := $(C_BUILD)/devlib
+test-c-cache: stage-c
+	$(call c_variants,test_cache,$(C_SRC)/tests/test_cache.c -pthread)
+	mkdir -p $(C_DEVLIB) && ln -sf $(C_LIBDIR)/libkeyroute.so $(C_DEVLIB)/libkeyroute.so && \
+	  ln -sf $(C_LIBDIR)/libkeyroute.so $(C_DEVLIB)/libkeyroute.so.$(C_SOVER)
+	cd $(C_BUILD) && gcc -std=c99 $(C_WARN) -O1 -g $(C_SRC)/tests/test_cache.c -pthread \
+	    -I$(C_SRC)/include -L$(C_DEVLIB) -lkeyroute -Wl,-rpath,$(C_DEVLIB) -o test_cache_dev
+	$(C_WITH_CLUSTER) $(C_WITH_REDIS_PAIR) $(C_BUILD)/test_cache_shared --cluster
+	$(C_WITH_REDIS_PAIR) $(C_BUILD)/test_cache_static
+	$(C_WITH_REDIS_PAIR) $(C_BUILD)/test_cache_cxx
+	$(C_ASAN) $(C_WITH_CLUSTER) $(C_WITH_REDIS_PAIR) $(C_BUILD)/test_cache_asan --cluster
+	$(C_WITH_REDIS_PAIR) $(C_VALGRIND) $(C_BUILD)/test_cache_static
+	$(C_WITH_CLUSTER) $(C_WITH_REDIS_PAIR) $(C_VALGRIND) $(C_BUILD)/test_cache_dev --cluster
+
 # The install as the README shows it: `make install-c PREFIX=...` (no DESTDIR), then
 # `cc app.c $(pkg-config --cflags --libs keyroute) -Wl,-rpath,$(pkg-config --variable=libdir
 # keyroute)` must give a binary that runs and routes as the vectors say. The same build
@@ -195,7 +221,7 @@ test-c-install: build-c
 	  echo "test-c-install: note: the build without rpath runs too (a libkeyroute.so.$(C_SOVER) is known to ld.so here)"; \
 	else echo "test-c-install: the rpath build runs; the same build without rpath (and no ldconfig) does not find libkeyroute.so.$(C_SOVER), as the README says"; fi
 
-test-c-examples: example-c example-java
+test-c-examples: example-c example-cache-c example-java
 
 # docs/parity.md: every name of the C column's `yes:` cells is declared in keyroute.h.
 check-parity-c:
@@ -215,6 +241,16 @@ example-c: stage-c
 	    $$($(C_PKG) --cflags --libs keyroute) -Wl,-rpath,$(C_STAGE)/lib -o example_route
 	$(C_BUILD)/example_route | tee $(C_BUILD)/example_c.out
 	python3 $(C_SRC)/tests/check_example_output.py tests/vectors $(C_BUILD)/example_c.out
+
+# examples/c/cache.c: built with pkg-config like route.c, run on a throwaway redis-server;
+# its output must show one backend call for a cold then warm key, the loader's failure, a
+# session's statuses and a warm-up that loads only the cold kinds.
+example-cache-c: stage-c
+	cd $(C_BUILD) && gcc -std=c99 $(C_WARN) -O2 $(ROOT)/examples/c/cache.c \
+	    $$($(C_PKG) --cflags --libs keyroute) -Wl,-rpath,$(C_STAGE)/lib -o example_cache
+	$(C_WITH_REDIS) sh -ec '$(C_BUILD)/example_cache "$$KEYROUTE_TEST_REDIS_URL"' \
+	    | tee $(C_BUILD)/example_cache.out
+	python3 $(C_SRC)/tests/check_cache_example.py $(C_BUILD)/example_cache.out
 
 # examples/java: JNA (Debian libjna-java) loading the staged libkeyroute; it also picks
 # from a least-used pool on a throwaway redis-server (tests/with_redis.sh) and shows a

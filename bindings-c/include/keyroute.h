@@ -16,6 +16,9 @@
  *     its one-line summary.
  *   - Keys are bytes (pointer + length; the pointer may be NULL when the length is 0).
  *     Names are NUL-terminated UTF-8.
+ *   - Buffers keyroute hands out (smart-cache values, a device's client, the fields of a
+ *     keyroute_session_info) belong to the caller: free each with keyroute_value_free().
+ *     C loaders write into a keyroute_load sink instead of handing memory over.
  *   - Rust panics never cross into C: they are reported as KEYROUTE_INTERNAL.
  *   - Handles carry a type tag checked on every call: a handle of another kind (a pool
  *     passed as a ring), or one already freed, gives KEYROUTE_INVALID_HANDLE (and a free
@@ -59,6 +62,21 @@
  * `keyroute_leases_open()` when `timeout_ms` is 0.
  */
 #define KEYROUTE_DEFAULT_TIMEOUT_MS 2000
+
+/**
+ * The length of a session id (`T.R`, two base32 parts), without a terminating NUL.
+ */
+#define KEYROUTE_SESSION_ID_LEN 53
+
+/**
+ * The size of a buffer holding a session id and its NUL: `KEYROUTE_SESSION_ID_LEN + 1`.
+ */
+#define KEYROUTE_SESSION_ID_SIZE 54
+
+/**
+ * The most kinds one `keyroute_cache_warm()` takes (one script call, one slot).
+ */
+#define KEYROUTE_MAX_WARM_KINDS 64
 
 /**
  * The largest `count` of a batch call (`keyroute_key_slots`, `keyroute_ring_get_many`,
@@ -367,6 +385,25 @@ typedef enum keyroute_release {
 } keyroute_release;
 
 /**
+ * What `keyroute_cache_warm()` did with one kind.
+ */
+typedef enum keyroute_warm_outcome {
+    /**
+     * Not loaded: fresh already, being loaded by another caller, or with a cached error.
+     */
+    KEYROUTE_WARM_SKIPPED = 0,
+    /**
+     * Cold: leased and loaded by this call (stored unless invalidated meanwhile).
+     */
+    KEYROUTE_WARM_GRANTED = 1,
+    /**
+     * Cold and leased, but the loader failed (the failure is cached for the negative
+     * TTL).
+     */
+    KEYROUTE_WARM_FAILED = 2,
+} keyroute_warm_outcome;
+
+/**
  * How a removed member comes back: `KEYROUTE_RESTORE_KEEP` its remembered count,
  * `KEYROUTE_RESTORE_AT_MINIMUM` the pool's lowest count now. Passed as an `int`; any
  * other value is `KEYROUTE_BAD_RESTORE_MODE`.
@@ -381,6 +418,31 @@ typedef enum keyroute_restore {
      */
     KEYROUTE_RESTORE_AT_MINIMUM = 1,
 } keyroute_restore;
+
+/**
+ * A smart cache on Redis (opaque): `keyroute_cache_get_or_load()` serves a value from
+ * Redis, or has exactly one caller across every process sharing the store run its loader
+ * while the others wait for the wake-up.
+ *
+ * Thread safety: thread-safe. Any number of threads may call `keyroute_cache_*` on one
+ * handle at once (share one handle per process: concurrent callers of one key then cost
+ * one Redis round trip); only `keyroute_cache_free()` needs exclusive access. The
+ * handle holds a pool of connections; nothing runs in the background except, while a
+ * loader runs, the thread that extends its lease.
+ *
+ * Processes: opening a handle starts nothing before it, so a program may `fork()`
+ * before opening its handles (each process opens its own). A handle opened before a
+ * `fork()` must not be used in the child (its connections are the parent's).
+ */
+typedef struct keyroute_cache keyroute_cache;
+
+/**
+ * Device → client bindings on Redis (opaque), for warm-up before login.
+ *
+ * Thread safety: as `keyroute_cache` (thread-safe; `_free` needs exclusive access; open
+ * after `fork()`, not before).
+ */
+typedef struct keyroute_devices keyroute_devices;
 
 /**
  * What changes between two rings (opaque), from `keyroute_ring_diff()`: the fraction of
@@ -415,6 +477,14 @@ typedef struct keyroute_leases keyroute_leases;
 typedef struct keyroute_least_used keyroute_least_used;
 
 /**
+ * The sink a loader writes its value to (opaque), valid only while the loader runs.
+ * See `keyroute_loader`.
+ *
+ * Thread safety: for the loader's call only; not concurrently from several threads.
+ */
+typedef struct keyroute_load keyroute_load;
+
+/**
  * A resharding plan (opaque), from `keyroute_plan_new()` or `keyroute_plan_from_spec()`:
  * moves in slot order (each a slot range, its current owner and its new owner, as node
  * indexes of the map planned on) and the weighted masters' targets. Immutable:
@@ -440,6 +510,15 @@ typedef struct keyroute_pool keyroute_pool;
  * (no concurrent call of any kind on the same ring). A ring may be moved between threads.
  */
 typedef struct keyroute_ring keyroute_ring;
+
+/**
+ * Client sessions on Redis (opaque): any process reads any session from its id alone,
+ * with a sliding TTL, an optional maximum age and a service-version check.
+ *
+ * Thread safety: as `keyroute_cache` (thread-safe; `_free` needs exclusive access; open
+ * after `fork()`, not before).
+ */
+typedef struct keyroute_sessions keyroute_sessions;
 
 /**
  * A Redis Cluster slot map (opaque): 16384 slots -> master, and the known nodes (id,
@@ -519,6 +598,211 @@ typedef struct keyroute_ring_options {
      */
     int64_t default_port;
 } keyroute_ring_options;
+
+/**
+ * How a `keyroute_cache` caches. Fill it with `keyroute_cache_options_default()`, then
+ * change what you need; every value is taken as given (and checked when the cache is
+ * opened). Every process sharing a store should use the same values.
+ */
+typedef struct keyroute_cache_options {
+    /**
+     * How long a loader holds a key before another caller may take over, in ms; extended
+     * every third of it while the loader runs (server time). Default 2000; make it at
+     * least the backend's timeout. 1..=2^48.
+     */
+    int64_t lease_ms;
+    /**
+     * How long a value is fresh, in ms. Default 60000. 1..=2^48.
+     */
+    int64_t soft_ttl_ms;
+    /**
+     * How long a value is kept, in ms (served stale between the soft and the hard TTL
+     * while one caller refreshes it, when `serve_stale`). Default 600000. 1..=2^48.
+     */
+    int64_t hard_ttl_ms;
+    /**
+     * How long a loader's failure is cached, in ms, so that waiters fail at once instead
+     * of calling the backend again. Default 1000; 0 caches nothing. 0..=2^48.
+     */
+    int64_t neg_ttl_ms;
+    /**
+     * XFetch β: refresh early with a probability that grows near the soft expiry (one
+     * caller, under a lease); 0 turns it off. Default 1.0; finite and >= 0.
+     */
+    double xfetch_beta;
+    /**
+     * The largest value a loader may write, in bytes. Default 1 MiB (1048576);
+     * 1..=512 MiB.
+     */
+    uint64_t max_value_len;
+    /**
+     * Non-zero: serve a stale value while one caller refreshes it; 0: callers wait for
+     * the fresh one. Default 1.
+     */
+    int32_t serve_stale;
+    /**
+     * Bounds connecting and each Redis reply, in ms (0 = `KEYROUTE_DEFAULT_TIMEOUT_MS`,
+     * as every open call). Default 0.
+     */
+    uint32_t timeout_ms;
+} keyroute_cache_options;
+
+/**
+ * A loader: loads the value of `kind` for `client` from the backend and writes it to
+ * `load` with `keyroute_load_write()` (once or in pieces; nothing written is an empty
+ * value). Returns 0 when the value is complete; any other number means the load
+ * failed, with the code and message given to `keyroute_load_fail()` (if it was not
+ * called: code `BACKEND_ERROR` and a message naming the number).
+ *
+ * `client` and `kind` are NUL-terminated and valid during the call; `ctx` is the
+ * `loader_ctx` given with the loader. The loader runs in the thread that called
+ * `keyroute_cache_get_or_load()`; `keyroute_cache_warm()` runs one loader per kind, in
+ * parallel threads of its own, so a warm-up loader must be thread-safe.
+ *
+ * A failure (or a value over `max_value_len`) is cached for the negative TTL and
+ * reaches every caller waiting for the key, in this process and in others, as
+ * `KEYROUTE_BACKEND_ERROR` with the loader's code and message in
+ * `keyroute_last_error_message()`.
+ *
+ * Out of contract (undefined behaviour): a loader that `longjmp`s out of the call, throws
+ * a C++ exception through it, or keeps `load` past its return. A loader that never
+ * returns keeps its lease (extended while it runs): its call never returns and every
+ * other caller of the key times out at its own deadline. Bound your backend call by a
+ * timeout shorter than the callers' deadlines. A loader may call keyroute functions, but
+ * not `keyroute_cache_get_or_load()` for its own key (it would wait for itself until its
+ * deadline).
+ */
+typedef int32_t (*keyroute_loader)(void *ctx,
+                                   const char *client,
+                                   const char *kind,
+                                   struct keyroute_load *load);
+
+/**
+ * What a `keyroute_cache` did since it was opened, in this process.
+ */
+typedef struct keyroute_cache_counters {
+    /**
+     * Values served from Redis without loading (fresh, or stale while refreshed).
+     */
+    uint64_t hits;
+    /**
+     * Values served, then refreshed by this caller (soft TTL passed, or XFetch).
+     */
+    uint64_t refreshes;
+    /**
+     * Leases granted to this process (loads it did), warm-ups included.
+     */
+    uint64_t leases;
+    /**
+     * Calls that waited for another process's load.
+     */
+    uint64_t waits;
+    /**
+     * Leases that took over an expired lease (its holder died or stalled).
+     */
+    uint64_t takeovers;
+    /**
+     * Loaded values not stored because the lease was no longer current.
+     */
+    uint64_t fenced_fills;
+    /**
+     * Loader calls.
+     */
+    uint64_t backend_calls;
+    /**
+     * Loader calls that failed.
+     */
+    uint64_t backend_errors;
+    /**
+     * Calls answered with a cached loader failure.
+     */
+    uint64_t cached_errors;
+    /**
+     * Calls served by another thread's call for the same key (no Redis round trip).
+     */
+    uint64_t coalesced;
+} keyroute_cache_counters;
+
+/**
+ * How `keyroute_sessions` keep sessions. Fill it with
+ * `keyroute_session_options_default()`, then change what you need; every value is taken
+ * as given (checked when the handle is opened).
+ */
+typedef struct keyroute_session_options {
+    /**
+     * The sliding lifetime: a session expires this long after its last touch, in ms.
+     * Default 1800000 (30 min). 1..=2^48.
+     */
+    int64_t ttl_ms;
+    /**
+     * The longest a session lives however often it is touched, in ms; 0 = no limit.
+     * Default 0. 0..=2^48.
+     */
+    int64_t max_age_ms;
+    /**
+     * The largest session data, in bytes. Default 1 MiB; 1..=512 MiB.
+     */
+    uint64_t max_data_len;
+    /**
+     * Bounds connecting and each Redis reply, in ms (0 = `KEYROUTE_DEFAULT_TIMEOUT_MS`).
+     * Default 0.
+     */
+    uint32_t timeout_ms;
+} keyroute_session_options;
+
+/**
+ * A live session, as `keyroute_sessions_touch()` writes it. The three buffers are
+ * values handed out by keyroute (each followed by a NUL, not counted): release them
+ * with `keyroute_session_info_clear()` (or `keyroute_value_free()` each).
+ *
+ * Start from a zeroed struct (`keyroute_session_info s = {0};` in C, `{}` in C++):
+ * clearing a zeroed struct does nothing.
+ */
+typedef struct keyroute_session_info {
+    /**
+     * The client id the session was created for.
+     */
+    uint8_t *client;
+    /**
+     * Its length.
+     */
+    size_t client_len;
+    /**
+     * The session's data.
+     */
+    uint8_t *data;
+    /**
+     * Its length.
+     */
+    size_t data_len;
+    /**
+     * The service version that created the session (also written, alone, with
+     * `KEYROUTE_VERSION_MISMATCH`).
+     */
+    uint8_t *version;
+    /**
+     * Its length.
+     */
+    size_t version_len;
+    /**
+     * The new expiry, ms since the Unix epoch (server time).
+     */
+    uint64_t expires_at_ms;
+} keyroute_session_info;
+
+/**
+ * One live session of a client, as `keyroute_sessions_list()` writes it.
+ */
+typedef struct keyroute_session_entry {
+    /**
+     * The session id, NUL-terminated.
+     */
+    char sid[KEYROUTE_SESSION_ID_SIZE];
+    /**
+     * Its expiry, ms since the Unix epoch (server time).
+     */
+    uint64_t expires_at_ms;
+} keyroute_session_entry;
 
 /**
  * One of keyroute's Lua scripts. Every string is NUL-terminated, in static storage.
@@ -1345,6 +1629,346 @@ enum keyroute_status keyroute_leases_release(struct keyroute_leases *leases,
  * not counted).
  */
 enum keyroute_status keyroute_leases_reclaim(struct keyroute_leases *leases, size_t *count_out);
+
+/**
+ * Frees a value handed out by keyroute: the value of `keyroute_cache_get_or_load()`, the
+ * client of `keyroute_devices_client_of()`, the fields of a `keyroute_session_info` (or
+ * call `keyroute_session_info_clear()` for those). NULL is ignored.
+ *
+ * Returns `KEYROUTE_INVALID_HANDLE` (nothing freed) for a pointer that is not the start
+ * of a live value keyroute handed out, as far as that can be seen (a value freed
+ * already, a pointer into a value): the same limits as for handles ("Handles" in the
+ * header's introduction), and a pointer that never was a value may crash.
+ *
+ * Thread safety: any thread may free a value, once.
+ */
+enum keyroute_status keyroute_value_free(uint8_t *value);
+
+/**
+ * Fills `*options` with the defaults: lease 2000 ms, soft TTL 60000 ms, hard TTL
+ * 600000 ms, negative TTL 1000 ms, XFetch β 1.0, values up to 1 MiB, stale values
+ * served, `timeout_ms` 0 (`KEYROUTE_DEFAULT_TIMEOUT_MS`). Errors:
+ * `KEYROUTE_NULL_ARGUMENT`.
+ */
+enum keyroute_status keyroute_cache_options_default(struct keyroute_cache_options *options);
+
+/**
+ * Opens a smart cache on the standalone Redis at `url` (NUL-terminated,
+ * `redis://[[user]:password@]host:port[/db]` or `host:port`) with `options` (NULL = the
+ * defaults of `keyroute_cache_options_default()`): connects and loads the scripts now,
+ * so the first call pays no set-up, and writes the handle to `*out`. Free it with
+ * `keyroute_cache_free()`.
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_BAD_UTF8` (url), `KEYROUTE_BAD_TTL` (a TTL,
+ * the lease or `xfetch_beta` out of range) and `KEYROUTE_TOO_LARGE` (`max_value_len`),
+ * checked before connecting; `KEYROUTE_REDIS_BAD_URL`, `KEYROUTE_REDIS_CONNECT`,
+ * `KEYROUTE_REDIS_AUTH` (the password is never shown), `KEYROUTE_REDIS_TIMEOUT`,
+ * `KEYROUTE_REDIS_PROTOCOL`, `KEYROUTE_REDIS_SERVER`.
+ */
+enum keyroute_status keyroute_cache_open(const char *url,
+                                         const struct keyroute_cache_options *options,
+                                         struct keyroute_cache **out);
+
+/**
+ * Opens a smart cache on a Redis Cluster, from `count` seed nodes (`seeds[i]`:
+ * `host:port` or `redis://host:port`; any node of the cluster will do): reads the
+ * topology, loads the scripts on every master, and writes the handle to `*out`. Every
+ * key of one client is in one slot; wake-ups are shard channels. Otherwise as
+ * `keyroute_cache_open()`; also `KEYROUTE_CLUSTER_UNREACHABLE` (no seed answered, or
+ * `count` is 0) and `KEYROUTE_TOO_LARGE` (`count` above `KEYROUTE_MAX_BATCH`).
+ */
+enum keyroute_status keyroute_cache_open_cluster(const char *const *seeds,
+                                                 size_t count,
+                                                 const struct keyroute_cache_options *options,
+                                                 struct keyroute_cache **out);
+
+/**
+ * Closes the connections and frees the handle (the entries stay in Redis). NULL is
+ * ignored; `KEYROUTE_INVALID_HANDLE` as `keyroute_ring_free()`. No other call may use
+ * the handle during or after this one (a loader still running in another thread
+ * included).
+ */
+enum keyroute_status keyroute_cache_free(struct keyroute_cache *cache);
+
+/**
+ * Appends `len` bytes at `data` to the value being loaded (`data` may be NULL when `len`
+ * is 0). The bytes are copied: the loader keeps ownership of `data`.
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE` (`load` is not the sink
+ * of a running loader), `KEYROUTE_VALUE_TOO_LARGE` (the value would exceed the cache's
+ * `max_value_len`: nothing was appended, and the load fails with `VALUE_TOO_LARGE`
+ * whatever the loader returns; the caller of `keyroute_cache_get_or_load()` gets
+ * `KEYROUTE_VALUE_TOO_LARGE`).
+ */
+enum keyroute_status keyroute_load_write(struct keyroute_load *load,
+                                         const uint8_t *data,
+                                         size_t len);
+
+/**
+ * Marks the load failed, with `code` (NUL-terminated; NULL or "" = `BACKEND_ERROR`; cut
+ * to 64 bytes) and `message` (NUL-terminated, cut to 1024 bytes): what every waiting
+ * caller reads in `keyroute_last_error_message()`. The load fails whatever the loader
+ * then returns; a second call replaces the first.
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT` (`load`, `message`), `KEYROUTE_INVALID_HANDLE`,
+ * `KEYROUTE_BAD_UTF8` (`code` or `message`; nothing recorded, the load still fails if
+ * the loader returns non-zero).
+ */
+enum keyroute_status keyroute_load_fail(struct keyroute_load *load,
+                                        const char *code,
+                                        const char *message);
+
+/**
+ * The value of `kind` for `client` (NUL-terminated: a client id is 1 to 512 bytes, a kind
+ * 1 to 128 bytes without `{`, `}` or control bytes): from Redis if it is there, else from
+ * `loader(loader_ctx, client, kind, load)`, called by exactly one caller across every
+ * process sharing the store while the others wait, at most `timeout_ms` ms (1..=2^48).
+ *
+ * On `KEYROUTE_OK`, `*value_out` is a new buffer of `*len_out` bytes followed by a NUL
+ * (not counted), owned by the caller until `keyroute_value_free(*value_out)` (also for
+ * an empty value). Nothing is written otherwise.
+ *
+ * * In this process, concurrent callers of one key share one Redis round trip.
+ * * The loader runs in the calling thread while a keyroute thread extends its lease
+ *   every lease/3; its value is stored only if the lease is still current (not
+ *   invalidated, not taken over), then every waiter is woken.
+ * * A stale value (soft TTL passed) is served while one caller refreshes it, when
+ *   `serve_stale`; that caller gets the fresh value.
+ * * A loader that runs past the deadline is not interrupted: the call returns when it
+ *   does.
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BAD_CLIENT_ID`,
+ * `KEYROUTE_BAD_KIND`, `KEYROUTE_BAD_TTL` (timeout; all checked before anything is sent);
+ * `KEYROUTE_CACHE_TIMEOUT` (the deadline passed first; another caller may still be
+ * loading); `KEYROUTE_BACKEND_ERROR` (the loader failed, here or, cached for the
+ * negative TTL, in another caller: the message holds its code and message);
+ * `KEYROUTE_VALUE_TOO_LARGE` (this call's loader wrote more than `max_value_len`; the
+ * other waiters get `KEYROUTE_BACKEND_ERROR` with code `VALUE_TOO_LARGE`); a
+ * `KEYROUTE_REDIS_*` or `KEYROUTE_CLUSTER_*` status (Redis unavailable; while waiting, a
+ * broken connection is retried until the deadline); `KEYROUTE_BUSY` (in this process,
+ * the caller loading the key stopped on a caught panic); `KEYROUTE_INTERNAL`.
+ */
+enum keyroute_status keyroute_cache_get_or_load(const struct keyroute_cache *cache,
+                                                const char *client,
+                                                const char *kind,
+                                                int64_t timeout_ms,
+                                                keyroute_loader loader,
+                                                void *loader_ctx,
+                                                uint8_t **value_out,
+                                                size_t *len_out);
+
+/**
+ * Drops the value of `kind` for `client` and bumps its fence, so a load in progress is
+ * discarded (its value is not stored) and the next caller loads afresh; waiters are
+ * woken. Writes 1 to `*existed_out` (if not NULL) when an entry was there, else 0.
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BAD_CLIENT_ID`,
+ * `KEYROUTE_BAD_KIND` (nothing sent), the `KEYROUTE_REDIS_*` and `KEYROUTE_CLUSTER_*`
+ * statuses.
+ */
+enum keyroute_status keyroute_cache_invalidate(const struct keyroute_cache *cache,
+                                               const char *client,
+                                               const char *kind,
+                                               int32_t *existed_out);
+
+/**
+ * Warms the kinds of the client bound to `device` (see `keyroute_devices_bind()`): one
+ * script call leases every cold kind among `kinds[0..count]` (at most
+ * `KEYROUTE_MAX_WARM_KINDS`), then `loader(loader_ctx, client, kind, load)` runs for each
+ * leased kind, in parallel threads (so the loader must be thread-safe), each under its
+ * lease. A login right after finds the values, or waits on the warm-up's leases instead
+ * of calling the backend again. The device id is not authenticated: never serve data
+ * before login.
+ *
+ * On `KEYROUTE_OK`, `outcomes[i]` (`count` entries; NULL only when `count` is 0) says
+ * what became of `kinds[i]`: `KEYROUTE_WARM_GRANTED`, `_SKIPPED` or `_FAILED`.
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_TOO_LARGE`
+ * (more than `KEYROUTE_MAX_WARM_KINDS` kinds), `KEYROUTE_BAD_KIND`,
+ * `KEYROUTE_BAD_DEVICE_ID` (all checked before anything is sent); `KEYROUTE_NOT_FOUND`
+ * (the device is bound to no client: nothing was loaded, `outcomes` untouched);
+ * `KEYROUTE_BAD_CLIENT_ID` (the bound client id holds a NUL byte, which a C loader cannot
+ * be given; nothing was loaded); the `KEYROUTE_REDIS_*` and `KEYROUTE_CLUSTER_*`
+ * statuses. A loader's failure is no error of the call: its kind is
+ * `KEYROUTE_WARM_FAILED`.
+ */
+enum keyroute_status keyroute_cache_warm(const struct keyroute_cache *cache,
+                                         const char *device,
+                                         const char *const *kinds,
+                                         size_t count,
+                                         keyroute_loader loader,
+                                         void *loader_ctx,
+                                         enum keyroute_warm_outcome *outcomes);
+
+/**
+ * Writes the cache's counters (this process, since it was opened) to `*out`. Errors:
+ * `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`.
+ */
+enum keyroute_status keyroute_cache_stats(const struct keyroute_cache *cache,
+                                          struct keyroute_cache_counters *out);
+
+/**
+ * Fills `*options` with the defaults: TTL 1800000 ms, no maximum age, data up to 1 MiB,
+ * `timeout_ms` 0. Errors: `KEYROUTE_NULL_ARGUMENT`.
+ */
+enum keyroute_status keyroute_session_options_default(struct keyroute_session_options *options);
+
+/**
+ * Opens sessions on the standalone Redis at `url` with `options` (NULL = the defaults),
+ * connecting now. Errors as `keyroute_cache_open()` (`KEYROUTE_BAD_TTL` for `ttl_ms` or
+ * `max_age_ms`, `KEYROUTE_TOO_LARGE` for `max_data_len`). Free with
+ * `keyroute_sessions_free()`.
+ */
+enum keyroute_status keyroute_sessions_open(const char *url,
+                                            const struct keyroute_session_options *options,
+                                            struct keyroute_sessions **out);
+
+/**
+ * Opens sessions on a Redis Cluster from `count` seed nodes; as
+ * `keyroute_cache_open_cluster()`.
+ */
+enum keyroute_status keyroute_sessions_open_cluster(const char *const *seeds,
+                                                    size_t count,
+                                                    const struct keyroute_session_options *options,
+                                                    struct keyroute_sessions **out);
+
+/**
+ * Closes the connections and frees the handle (the sessions stay in Redis). NULL is
+ * ignored; `KEYROUTE_INVALID_HANDLE` as `keyroute_ring_free()`.
+ */
+enum keyroute_status keyroute_sessions_free(struct keyroute_sessions *sessions);
+
+/**
+ * Creates a session for `client` (NUL-terminated, 1 to 512 bytes), made by service
+ * `version` (NUL-terminated UTF-8, at most 128 bytes), holding `data_len` bytes at
+ * `data` (NULL when `data_len` is 0; at most `max_data_len`). Writes its id, NUL-terminated
+ * (`KEYROUTE_SESSION_ID_LEN` characters), to `sid_out` (`sid_cap` bytes, at least
+ * `KEYROUTE_SESSION_ID_SIZE`) and its expiry (ms since the Unix epoch, server time) to
+ * `*expires_at_ms_out` if not NULL. The id is the session's only secret: give it to the
+ * client, never log it.
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BUFFER_TOO_SMALL`
+ * (`sid_cap`), `KEYROUTE_BAD_UTF8` (version), `KEYROUTE_BAD_CLIENT_ID`,
+ * `KEYROUTE_BAD_VERSION`, `KEYROUTE_VALUE_TOO_LARGE` (all checked before anything is
+ * sent); `KEYROUTE_BUSY` (four random ids in a row were taken); the `KEYROUTE_REDIS_*`
+ * and `KEYROUTE_CLUSTER_*` statuses.
+ */
+enum keyroute_status keyroute_sessions_create(const struct keyroute_sessions *sessions,
+                                              const char *client,
+                                              const char *version,
+                                              const uint8_t *data,
+                                              size_t data_len,
+                                              char *sid_out,
+                                              size_t sid_cap,
+                                              uint64_t *expires_at_ms_out);
+
+/**
+ * Frees the buffers of `*info` (NULL ones are skipped) and zeroes it; NULL is ignored.
+ * Errors: `KEYROUTE_INVALID_HANDLE` as `keyroute_value_free()` for a field that is not a
+ * live value: that field and the ones after it (`client`, `data`, `version` in that order)
+ * are left as they are; the ones before it were freed and set to NULL.
+ */
+enum keyroute_status keyroute_session_info_clear(struct keyroute_session_info *info);
+
+/**
+ * Reads session `sid` (NUL-terminated) and slides its expiry. With `version` not NULL
+ * (NUL-terminated UTF-8), a session made by another service version is not touched.
+ *
+ * * `KEYROUTE_OK`: the session is live; `*info_out` holds its client, data, version and
+ *   new expiry (release with `keyroute_session_info_clear()`).
+ * * `KEYROUTE_SESSION_EXPIRED`: it does not exist or expired: log in again. Nothing
+ *   written.
+ * * `KEYROUTE_VERSION_MISMATCH`: it was created by another service version, which is
+ *   written, alone, to `info_out->version` and `->version_len` (the other fields are
+ *   zeroed; release with `keyroute_session_info_clear()`) and named in the message.
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BAD_SESSION_ID`
+ * (not an id keyroute gives), `KEYROUTE_BAD_UTF8` and `KEYROUTE_BAD_VERSION` (version;
+ * all checked before anything is sent), the `KEYROUTE_REDIS_*` and
+ * `KEYROUTE_CLUSTER_*` statuses. Messages never show the session id.
+ */
+enum keyroute_status keyroute_sessions_touch(const struct keyroute_sessions *sessions,
+                                             const char *sid,
+                                             const char *version,
+                                             struct keyroute_session_info *info_out);
+
+/**
+ * Removes session `sid`; writes 1 to `*was_live_out` (if not NULL) when it was live,
+ * else 0. Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`,
+ * `KEYROUTE_BAD_SESSION_ID` (nothing sent), the `KEYROUTE_REDIS_*` and
+ * `KEYROUTE_CLUSTER_*` statuses.
+ */
+enum keyroute_status keyroute_sessions_destroy(const struct keyroute_sessions *sessions,
+                                               const char *sid,
+                                               int32_t *was_live_out);
+
+/**
+ * Lists the live sessions of `client`, soonest expiry first: writes them to
+ * `entries[0..n]` and `n` to `*count_out`.
+ *
+ * When there are more than `cap`, returns `KEYROUTE_BUFFER_TOO_SMALL` with the number
+ * in `*count_out` and writes no entry: call again with a larger array (the list may have
+ * changed by then). `entries` may be NULL when `cap` is 0 (to ask for the number).
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_TOO_LARGE`
+ * (`cap` above `KEYROUTE_MAX_BATCH`), `KEYROUTE_BAD_CLIENT_ID` (nothing sent), the
+ * `KEYROUTE_REDIS_*` and `KEYROUTE_CLUSTER_*` statuses.
+ */
+enum keyroute_status keyroute_sessions_list(const struct keyroute_sessions *sessions,
+                                            const char *client,
+                                            struct keyroute_session_entry *entries,
+                                            size_t cap,
+                                            size_t *count_out);
+
+/**
+ * Opens device bindings on the standalone Redis at `url`, connecting now; `timeout_ms`
+ * bounds connecting and each reply (0 = `KEYROUTE_DEFAULT_TIMEOUT_MS`). Errors as
+ * `keyroute_cache_open()`. Free with `keyroute_devices_free()`.
+ */
+enum keyroute_status keyroute_devices_open(const char *url,
+                                           uint32_t timeout_ms,
+                                           struct keyroute_devices **out);
+
+/**
+ * Opens device bindings on a Redis Cluster from `count` seed nodes; as
+ * `keyroute_cache_open_cluster()`.
+ */
+enum keyroute_status keyroute_devices_open_cluster(const char *const *seeds,
+                                                   size_t count,
+                                                   uint32_t timeout_ms,
+                                                   struct keyroute_devices **out);
+
+/**
+ * Closes the connections and frees the handle (the bindings stay in Redis). NULL is
+ * ignored; `KEYROUTE_INVALID_HANDLE` as `keyroute_ring_free()`.
+ */
+enum keyroute_status keyroute_devices_free(struct keyroute_devices *devices);
+
+/**
+ * Binds `device` (NUL-terminated, 1 to 256 bytes without `{`, `}` or control bytes) to
+ * `client` (1 to 512 bytes) for `ttl_ms` ms (1..=2^48), replacing any binding (at login).
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BAD_DEVICE_ID`,
+ * `KEYROUTE_BAD_CLIENT_ID`, `KEYROUTE_BAD_TTL` (nothing sent), the `KEYROUTE_REDIS_*` and
+ * `KEYROUTE_CLUSTER_*` statuses.
+ */
+enum keyroute_status keyroute_devices_bind(const struct keyroute_devices *devices,
+                                           const char *device,
+                                           const char *client,
+                                           int64_t ttl_ms);
+
+/**
+ * The client `device` is bound to: on `KEYROUTE_OK`, `*client_out` is a new buffer of
+ * `*len_out` bytes followed by a NUL (not counted); free it with `keyroute_value_free()`.
+ *
+ * Errors: `KEYROUTE_NOT_FOUND` (no binding: unknown device, or it expired; nothing
+ * written), `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BAD_DEVICE_ID`
+ * (nothing sent), the `KEYROUTE_REDIS_*` and `KEYROUTE_CLUSTER_*` statuses.
+ */
+enum keyroute_status keyroute_devices_client_of(const struct keyroute_devices *devices,
+                                                const char *device,
+                                                uint8_t **client_out,
+                                                size_t *len_out);
 
 /**
  * The number of scripts (`keyroute_script_at()` takes 0..count), in the order

@@ -41,6 +41,12 @@ impl Fail {
         }
     }
 
+    /// The status (for tests).
+    #[cfg(test)]
+    pub(crate) fn status(&self) -> keyroute_status {
+        self.status
+    }
+
     /// `KEYROUTE_EMPTY`: an answer of nothing (no message is recorded).
     pub(crate) const EMPTY: Fail = Fail {
         status: keyroute_status::KEYROUTE_EMPTY,
@@ -97,6 +103,7 @@ from_errors!(
     keyroute_core::select::PoolError,
     keyroute_core::select::KeyError,
     keyroute_core::select::UnknownRestoreMode,
+    keyroute_core::cache::InputError,
     keyroute_redis::Error,
 );
 
@@ -338,6 +345,10 @@ pub(crate) const KINDS: &[(u64, &str)] = &[
         "keyroute_least_used",
     ),
     (crate::redis::keyroute_leases::TAG, "keyroute_leases"),
+    (crate::cache::keyroute_cache::TAG, "keyroute_cache"),
+    (crate::cache::keyroute_sessions::TAG, "keyroute_sessions"),
+    (crate::cache::keyroute_devices::TAG, "keyroute_devices"),
+    (crate::cache::keyroute_load::TAG, "keyroute_load"),
 ];
 
 /// A tag from a short ASCII name (at most 8 bytes).

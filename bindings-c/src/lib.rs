@@ -16,7 +16,7 @@
 //!   `len` is 0. Names (node names, profile names) are NUL-terminated UTF-8.
 //!
 //! Modules follow the core: [`ring`], [`slot`], [`plan`], [`select`], [`redis`],
-//! [`script`]; [`status`] holds the statuses and the last error message, and [`ffi`] the
+//! [`cache`], [`script`]; [`status`] holds the statuses and the last error message, and [`ffi`] the
 //! one guard every export runs in, the argument checks and the handles. The logic lives in
 //! the `keyroute` and `keyroute-redis` crates; this crate converts types and errors only.
 #![allow(non_camel_case_types)]
@@ -36,11 +36,14 @@ pub mod plan;
 pub mod select;
 // Least-used pools and leases on Redis.
 pub mod redis;
+// The smart cache, sessions and devices on Redis.
+pub mod cache;
 // The Lua scripts.
 pub mod script;
 // The guard, argument checks and handles.
 pub mod ffi;
 
+pub use cache::*;
 pub use ffi::KEYROUTE_MAX_BATCH;
 pub use plan::*;
 pub use redis::*;

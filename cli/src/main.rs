@@ -40,6 +40,8 @@ enum Command {
     Pool(cmd::pool::Args),
     /// Redis Cluster: show slot ranges per node, rebalance slots live.
     Cluster(cmd::cluster::Args),
+    /// Run the caching broker service (ZeroMQ; docs/protocol.md).
+    Serve(cmd::serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         Command::Pick(args) => cmd::pick::run(args),
         Command::Pool(args) => cmd::pool::run(args),
         Command::Cluster(args) => cmd::cluster::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

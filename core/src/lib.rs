@@ -9,6 +9,8 @@
 //!   fenced lease, sessions, devices): key names, scripts, reply decoders, state models.
 //! * [`script`]: every Lua script keyroute runs, as values ([`script::SCRIPTS`]).
 //! * [`error`]: the error codes every language shows ([`error::ErrorCode`]).
+//! * [`frame`]: the binary header, message types and transport errors of `keyroute serve`.
+//! * [`queue`]: [`queue::DeadlineQueue`], the service's fixed-capacity deadline queue.
 //! * [`keys`]: [`keys::PackedKeys`], a batch of keys in one buffer, for bindings.
 //!
 //! This crate computes; it never does I/O. Running the scripts and the cluster operations
@@ -77,8 +79,11 @@ extern crate std;
 
 pub mod cache;
 pub mod error;
+pub mod frame;
 #[cfg(feature = "alloc")]
 pub mod keys;
+#[cfg(feature = "alloc")]
+pub mod queue;
 #[cfg(feature = "alloc")]
 pub mod ring;
 pub mod script;

@@ -16,6 +16,7 @@ pub mod pool;
 pub mod ring_args;
 pub mod route;
 pub mod script;
+pub mod serve;
 pub mod simulate;
 pub mod slot;
 

@@ -178,6 +178,7 @@ codes! {
     BadSessionId = 89, "BAD_SESSION_ID", "a session id is not of the form keyroute gives (<token>.<random>, lowercase base32)";
     /// A service version string is too long.
     BadVersion = 90, "BAD_VERSION", "a service version is longer than the limit";
+
 }
 
 impl ErrorCode {

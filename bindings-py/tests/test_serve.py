@@ -1,0 +1,80 @@
+"""keyroute.serve (pure Python over pyzmq): the header codec, and LoaderWorker against a
+real ZeroMQ ROUTER socket playing the broker (the service's own suites, in service/tests,
+run it against `keyroute serve`)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+import zmq  # noqa: E402
+from keyroute import serve  # noqa: E402
+
+
+def test_header_round_trip_and_layout() -> None:
+    h = serve.encode_header(30, b"\x01" * 16, priority=7, deadline_ms=0x01020304, session_id=b"sid")
+    assert h[:12] == bytes([1, 0, 0, 30, 0, 0, 0, 7, 1, 2, 3, 4]) and h[28] == 3 and h[29:] == b"sid"
+    d = serve.decode_header(h)
+    assert (d.msg_type, d.priority, d.deadline_ms, d.request_id, d.session_id) == (30, 7, 0x01020304, b"\x01" * 16, b"sid")
+    with pytest.raises(ValueError):
+        serve.decode_header(h[:20])
+    with pytest.raises(ValueError):
+        serve.decode_header(h[:30])  # the session id runs past the end
+    with pytest.raises(ValueError):
+        serve.encode_header(1, session_id=b"x" * 256)
+    assert serve.TYPES["product.get"] == 30 and serve.TRANSPORT_ERRORS[1] == "QUEUE_FULL"
+
+
+def test_loader_worker_protocol() -> None:
+    ctx = zmq.Context.instance()
+    broker = ctx.socket(zmq.ROUTER)
+    broker.setsockopt(zmq.LINGER, 0)
+    port = broker.bind_to_random_port("tcp://127.0.0.1")
+
+    def load(client: str, kind: str) -> bytes:
+        if kind == "boom":
+            raise serve.LoadFailed("UPSTREAM_500", "the backend said no")
+        if kind == "wrong":
+            return "not bytes"  # type: ignore[return-value]
+        return f"{client}/{kind}".encode()
+
+    w = serve.LoaderWorker(f"tcp://127.0.0.1:{port}", ["cards", "boom", "wrong"], load, capacity=2, heartbeat_s=0.1)
+    t = threading.Thread(target=w.run, daemon=True)
+    t.start()
+    try:
+        assert broker.poll(5000)
+        ident, head, body = broker.recv_multipart()
+        assert serve.decode_header(head).msg_type == 100
+        assert json.loads(body) == {"kinds": ["cards", "boom", "wrong"], "capacity": 2}
+        for fence, kind in ((7, "cards"), (8, "boom"), (9, "wrong")):
+            broker.send_multipart([ident, serve.encode_header(101, fence.to_bytes(16, "big")),
+                                   json.dumps({"client": "c1", "kind": kind, "fence": fence}).encode()])
+        answers = {}
+        end = time.monotonic() + 5
+        while len(answers) < 3 and time.monotonic() < end:
+            if not broker.poll(100):
+                continue
+            frames = broker.recv_multipart()
+            h = serve.decode_header(frames[1])
+            if h.msg_type == 100:
+                continue  # heartbeat
+            b = json.loads(frames[2])
+            answers[b["fence"]] = (h.msg_type, b, frames[3] if len(frames) > 3 else None)
+        assert answers[7] == (102, {"fence": 7}, b"c1/cards")
+        assert answers[8][0] == 103 and answers[8][1]["code"] == "UPSTREAM_500"
+        assert answers[9][0] == 103 and answers[9][1]["code"] == "BACKEND_ERROR" and "not bytes" in answers[9][1]["message"]
+    finally:
+        w.stop()
+        t.join(5)
+        broker.close(0)
+    assert not t.is_alive()
+
+
+def test_loader_worker_refuses_a_string_of_kinds() -> None:
+    with pytest.raises(TypeError):
+        serve.LoaderWorker("tcp://127.0.0.1:1", "cards", lambda c, k: b"")
+    with pytest.raises(ValueError):
+        serve.LoaderWorker("tcp://127.0.0.1:1", ["cards"], lambda c, k: b"", capacity=0)

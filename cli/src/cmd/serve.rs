@@ -1,0 +1,213 @@
+//! `keyroute serve`: the caching broker service (crate `keyroute-serve`). Every flag can
+//! also come from the environment (`KEYROUTE_BIND`, ...). Logs are structured
+//! (`tracing`), on stderr; `KEYROUTE_LOG` (or `RUST_LOG`) sets the level
+//! (`info` by default), `KEYROUTE_LOG_FORMAT=json` prints one JSON object per line.
+//!
+//! ```text
+//! keyroute serve --bind tcp://127.0.0.1:5555 --workers-bind tcp://127.0.0.1:5556 \
+//!     --metrics 127.0.0.1:9464 --cap cards=20
+//! ```
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use keyroute::error::ErrorCode;
+use keyroute_redis::redact;
+use keyroute_serve::{Config, ServeError};
+
+use super::CliError;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The protocol (frames, message types, errors, loader workers) is \
+    docs/protocol.md. SIGTERM or SIGINT stops the service gracefully: new requests are \
+    refused (SHUTTING_DOWN), queued and running ones drain until --grace-ms, and every \
+    accepted request gets exactly one reply.\n\n\
+    Example:\n  keyroute serve --bind tcp://127.0.0.1:5555 --workers-bind \
+    tcp://127.0.0.1:5556 --metrics 127.0.0.1:9464"
+)]
+pub struct Args {
+    /// Clients' ZeroMQ endpoint (ROUTER).
+    #[arg(long, env = "KEYROUTE_BIND", default_value = "tcp://127.0.0.1:5555")]
+    pub bind: String,
+    /// Loader workers' ZeroMQ endpoint (ROUTER; tcp:// or ipc://).
+    #[arg(
+        long,
+        env = "KEYROUTE_WORKERS_BIND",
+        default_value = "tcp://127.0.0.1:5556"
+    )]
+    pub workers_bind: String,
+    /// Redis for state shared by every instance: a URL (standalone, or a Cluster node:
+    /// detected), or comma-separated Cluster seeds. Without it, state is in memory.
+    #[arg(long, env = "KEYROUTE_REDIS")]
+    pub redis: Option<String>,
+    /// Queue capacity (allocated at start).
+    #[arg(
+        long,
+        env = "KEYROUTE_QUEUE",
+        default_value_t = 3000,
+        allow_negative_numbers = true
+    )]
+    pub queue: i128,
+    /// Threads running requests (started at start).
+    #[arg(
+        long,
+        env = "KEYROUTE_THREADS",
+        default_value_t = 100,
+        allow_negative_numbers = true
+    )]
+    pub threads: i128,
+    /// Deadline of a request whose header says 0.
+    #[arg(
+        long,
+        env = "KEYROUTE_DEFAULT_DEADLINE_MS",
+        default_value_t = 5000,
+        allow_negative_numbers = true
+    )]
+    pub default_deadline_ms: i128,
+    /// At most N requests of KIND run (and load) at once; repeatable.
+    #[arg(
+        long = "cap",
+        value_name = "KIND=N",
+        env = "KEYROUTE_CAP",
+        value_delimiter = ','
+    )]
+    pub caps: Vec<String>,
+    /// Serve Prometheus metrics on http://HOST:PORT/metrics.
+    #[arg(long, value_name = "HOST:PORT", env = "KEYROUTE_METRICS")]
+    pub metrics: Option<String>,
+    /// Drop a loader worker silent this long and fail its loads over.
+    #[arg(
+        long,
+        env = "KEYROUTE_WORKER_TIMEOUT_MS",
+        default_value_t = 3000,
+        allow_negative_numbers = true
+    )]
+    pub worker_timeout_ms: i128,
+    /// How long a stop drains before answering what is left SHUTTING_DOWN.
+    #[arg(
+        long,
+        env = "KEYROUTE_GRACE_MS",
+        default_value_t = 5000,
+        allow_negative_numbers = true
+    )]
+    pub grace_ms: i128,
+    /// Largest frame (bytes) read; larger ones are answered PAYLOAD_TOO_LARGE.
+    #[arg(long, env = "KEYROUTE_MAX_FRAME", default_value_t = 16 << 20, allow_negative_numbers = true)]
+    pub max_frame: i128,
+    /// Lease of a load (ms): another instance may take over a load silent this long.
+    #[arg(
+        long,
+        env = "KEYROUTE_LEASE_MS",
+        default_value_t = 2000,
+        allow_negative_numbers = true
+    )]
+    pub lease_ms: i128,
+    /// How long a loaded value is fresh (ms).
+    #[arg(
+        long,
+        env = "KEYROUTE_SOFT_TTL_MS",
+        default_value_t = 60_000,
+        allow_negative_numbers = true
+    )]
+    pub soft_ttl_ms: i128,
+    /// How long a loaded value is kept (ms; served stale while one request refreshes it).
+    #[arg(
+        long,
+        env = "KEYROUTE_HARD_TTL_MS",
+        default_value_t = 600_000,
+        allow_negative_numbers = true
+    )]
+    pub hard_ttl_ms: i128,
+    /// Sessions' sliding lifetime (ms).
+    #[arg(
+        long,
+        env = "KEYROUTE_SESSION_TTL_MS",
+        default_value_t = 1_800_000,
+        allow_negative_numbers = true
+    )]
+    pub session_ttl_ms: i128,
+}
+
+fn count(flag: &str, v: i128) -> Result<usize, CliError> {
+    usize::try_from(v)
+        .map_err(|_| CliError::new(ErrorCode::OutOfRange, format!("{flag} {v} is out of range")))
+}
+
+fn ms(flag: &'static str, v: i128) -> Result<Duration, CliError> {
+    let n = keyroute::cache::checked_ms(flag, v, 1)
+        .map_err(|e| CliError::new(e.code(), e.to_string()))?;
+    Ok(Duration::from_millis(n))
+}
+
+impl Args {
+    /// The service configuration.
+    pub fn config(&self) -> Result<Config, CliError> {
+        let mut c = Config {
+            bind: self.bind.clone(),
+            workers_bind: self.workers_bind.clone(),
+            redis: self.redis.clone(),
+            queue: count("--queue", self.queue)?,
+            threads: count("--threads", self.threads)?,
+            default_deadline: ms("--default-deadline-ms", self.default_deadline_ms)?,
+            caps: Vec::new(),
+            metrics: None,
+            worker_timeout: ms("--worker-timeout-ms", self.worker_timeout_ms)?,
+            grace: ms("--grace-ms", self.grace_ms)?,
+            max_frame: count("--max-frame", self.max_frame)?,
+            lease: ms("--lease-ms", self.lease_ms)?,
+            soft_ttl: ms("--soft-ttl-ms", self.soft_ttl_ms)?,
+            hard_ttl: ms("--hard-ttl-ms", self.hard_ttl_ms)?,
+            session_ttl: ms("--session-ttl-ms", self.session_ttl_ms)?,
+        };
+        for cap in &self.caps {
+            c.add_cap(cap).map_err(serve_error)?;
+        }
+        if let Some(m) = &self.metrics {
+            let addr: SocketAddr = m.parse().map_err(|_| {
+                CliError::new(
+                    ErrorCode::BadAddress,
+                    format!("--metrics {m:?} is not HOST:PORT (an IP address and a port)"),
+                )
+            })?;
+            c.metrics = Some(addr);
+        }
+        c.check().map_err(serve_error)?;
+        Ok(c)
+    }
+}
+
+fn serve_error(e: ServeError) -> CliError {
+    let code = match &e {
+        ServeError::Config(_) => ErrorCode::OutOfRange,
+        ServeError::Store(_) => ErrorCode::RedisConnect,
+        _ => ErrorCode::Internal,
+    };
+    // Store errors come redacted from keyroute-redis; redact anything URL-like again.
+    CliError::new(code, redact(&e.to_string()))
+}
+
+fn init_logs() {
+    use tracing_subscriber::EnvFilter;
+    let filter = std::env::var("KEYROUTE_LOG")
+        .ok()
+        .and_then(|v| EnvFilter::try_new(v).ok())
+        .or_else(|| EnvFilter::try_from_default_env().ok())
+        .unwrap_or_else(|| EnvFilter::new("info"));
+    let json = std::env::var("KEYROUTE_LOG_FORMAT").is_ok_and(|v| v == "json");
+    use std::io::IsTerminal;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(std::io::stderr);
+    let _ = if json {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let config = args.config()?;
+    init_logs();
+    keyroute_serve::run(config).map_err(serve_error)
+}

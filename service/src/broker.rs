@@ -1,0 +1,1006 @@
+//! The broker: one thread owns the ZeroMQ sockets, reads headers, queues requests,
+//! hands them to the threads, sends loads to the workers and answers every accepted
+//! request exactly once.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use keyroute::error::ErrorCode;
+use keyroute::frame::{Header, MsgType, TransportError, HEADER_FIXED_LEN};
+use keyroute::queue::{DeadlineQueue, Popped};
+use serde::Deserialize;
+use serde_json::json;
+use tracing::{debug, info, warn};
+
+use crate::config::Config;
+use crate::error::ServeError;
+use crate::metrics::Metrics;
+use crate::proto::{bad_body, parse, reply_frames, Answer, Req};
+use crate::store::{LoadFailure, Store};
+use crate::workers::Workers;
+
+/// The most kinds one worker may declare, and the largest capacity.
+const MAX_WORKER_KINDS: usize = 64;
+const MAX_WORKER_CAPACITY: usize = 1024;
+/// Messages read from one socket before looking at the others.
+const BATCH: usize = 512;
+/// How often timers are looked at.
+const TICK: Duration = Duration::from_millis(5);
+
+/// What a thread or a loader tells the broker.
+pub(crate) enum Event {
+    /// A request ran.
+    Done { token: u64, answer: Answer },
+    /// A loader needs a value from a worker.
+    NeedLoad {
+        client: String,
+        kind: String,
+        deadline: Instant,
+        reply: SyncSender<Result<Vec<u8>, LoadFailure>>,
+    },
+}
+
+/// The way back to the broker from other threads: a channel plus a doorbell (a Unix
+/// socket pair, not a ZeroMQ socket: the threads hold no ZeroMQ socket, so when the broker
+/// returns it owns the last ones and terminating the context flushes every reply).
+#[derive(Clone)]
+pub(crate) struct Mailbox {
+    tx: Sender<Event>,
+    bell: Arc<UnixStream>,
+    /// The kinds the workers declared (for app.start), kept by the broker.
+    kinds: Arc<Mutex<Vec<String>>>,
+}
+
+impl Mailbox {
+    fn kinds(&self) -> Vec<String> {
+        self.kinds.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn set_kinds(&self, kinds: Vec<String>) {
+        *self.kinds.lock().unwrap_or_else(|e| e.into_inner()) = kinds;
+    }
+
+    pub(crate) fn send(&self, e: Event) {
+        if self.tx.send(e).is_ok() {
+            // Non-blocking: a full pipe has rung already.
+            let _ = (&*self.bell).write(&[1]);
+        }
+    }
+
+    /// Asks a worker for `(client, kind)`; waits at most until `deadline`.
+    pub(crate) fn load(
+        &self,
+        client: &str,
+        kind: &str,
+        deadline: Instant,
+    ) -> Result<Vec<u8>, LoadFailure> {
+        let (reply, rx) = mpsc::sync_channel(1);
+        self.send(Event::NeedLoad {
+            client: client.to_string(),
+            kind: kind.to_string(),
+            deadline,
+            reply,
+        });
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(r) => r,
+            Err(_) => Err(LoadFailure::Transport(TransportError::LoadTimeout)),
+        }
+    }
+}
+
+struct Job {
+    token: u64,
+    req: Req,
+    deadline: Instant,
+}
+
+/// An accepted request, until it is answered.
+struct Pending {
+    identity: Vec<Vec<u8>>,
+    header: Vec<u8>,
+    ty: MsgType,
+    received: Instant,
+    deadline: Instant,
+    class: usize,
+    req: Option<Req>,
+    running: bool,
+    flight: Option<(String, String)>,
+}
+
+struct Load {
+    client: String,
+    kind: String,
+    deadline: Instant,
+    reply: SyncSender<Result<Vec<u8>, LoadFailure>>,
+    worker: Option<Vec<u8>>,
+}
+
+/// The broker's state (owned by its thread).
+pub(crate) struct Broker {
+    config: Config,
+    metrics: Arc<Metrics>,
+    clients: zmq::Socket,
+    workers_sock: zmq::Socket,
+    bell: UnixStream,
+    events: Receiver<Event>,
+    mailbox: Mailbox,
+    jobs: Sender<Job>,
+    idle_threads: usize,
+    queue: DeadlineQueue<u64>,
+    pending: HashMap<u64, Pending>,
+    /// product.get in flight per (client, kind): the leader's token and parked waiters.
+    flights: HashMap<(String, String), (u64, Vec<u64>)>,
+    running: Vec<usize>,
+    caps: Vec<usize>,
+    class_of: HashMap<String, usize>,
+    workers: Workers,
+    loads: HashMap<u64, Load>,
+    waiting_loads: VecDeque<u64>,
+    next_token: u64,
+    next_fence: u64,
+    epoch: Instant,
+    stopping: Option<Instant>,
+    stop: Arc<AtomicBool>,
+    last_gauges: Instant,
+}
+
+fn zerr(what: &str) -> impl FnOnce(zmq::Error) -> ServeError + '_ {
+    move |e| ServeError::Zmq(what.to_string(), e)
+}
+
+impl Broker {
+    pub(crate) fn new(
+        config: Config,
+        store: Arc<dyn Store>,
+        metrics: Arc<Metrics>,
+        stop: Arc<AtomicBool>,
+        ctx: &zmq::Context,
+    ) -> Result<Broker, ServeError> {
+        config.check()?;
+        let hard_max =
+            i64::try_from((config.max_frame.saturating_mul(4)).max(128 << 20)).unwrap_or(i64::MAX);
+        let router = |endpoint: &str| -> Result<zmq::Socket, ServeError> {
+            let s = ctx.socket(zmq::ROUTER).map_err(zerr("socket"))?;
+            s.set_maxmsgsize(hard_max).map_err(zerr("ZMQ_MAXMSGSIZE"))?;
+            s.set_linger(5000).map_err(zerr("ZMQ_LINGER"))?;
+            s.set_sndhwm(100_000).map_err(zerr("ZMQ_SNDHWM"))?;
+            s.set_rcvhwm(100_000).map_err(zerr("ZMQ_RCVHWM"))?;
+            // Unroutable replies (a client gone) are dropped, not errors.
+            s.set_router_mandatory(false)
+                .map_err(zerr("ZMQ_ROUTER_MANDATORY"))?;
+            s.bind(endpoint).map_err(zerr(endpoint))?;
+            Ok(s)
+        };
+        let clients = router(&config.bind)?;
+        let workers_sock = router(&config.workers_bind)?;
+        let (bell, push) = UnixStream::pair().map_err(|e| ServeError::Io("doorbell".into(), e))?;
+        for end in [&bell, &push] {
+            end.set_nonblocking(true)
+                .map_err(|e| ServeError::Io("doorbell".into(), e))?;
+        }
+        let (tx, events) = mpsc::channel();
+        let mailbox = Mailbox {
+            tx,
+            bell: Arc::new(push),
+            kinds: Arc::new(Mutex::new(Vec::new())),
+        };
+        let mut caps = vec![usize::MAX];
+        let mut class_of = HashMap::new();
+        for (kind, n) in &config.caps {
+            class_of.insert(kind.clone(), caps.len());
+            caps.push(*n);
+        }
+        let (jobs, job_rx) = mpsc::channel::<Job>();
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        for i in 0..config.threads {
+            let rx = Arc::clone(&job_rx);
+            let store = Arc::clone(&store);
+            let mailbox = mailbox.clone();
+            std::thread::Builder::new()
+                .name(format!("serve-{i}"))
+                .stack_size(256 << 10)
+                .spawn(move || run_jobs(&rx, store.as_ref(), &mailbox))
+                .map_err(|e| ServeError::Io("thread".into(), e))?;
+        }
+        metrics
+            .queue_capacity
+            .set(i64::try_from(config.queue).unwrap_or(i64::MAX));
+        Ok(Broker {
+            queue: DeadlineQueue::new(config.queue, caps.len()),
+            pending: HashMap::with_capacity(config.queue + config.threads),
+            idle_threads: config.threads,
+            running: vec![0; caps.len()],
+            caps,
+            class_of,
+            config,
+            metrics,
+            clients,
+            workers_sock,
+            bell,
+            events,
+            mailbox,
+            jobs,
+            flights: HashMap::new(),
+            workers: Workers::default(),
+            loads: HashMap::new(),
+            waiting_loads: VecDeque::new(),
+            next_token: 0,
+            next_fence: 0,
+            epoch: Instant::now(),
+            stopping: None,
+            stop,
+            last_gauges: Instant::now(),
+        })
+    }
+
+    /// Runs until stopped (the stop flag) and drained.
+    pub(crate) fn run(mut self) -> Result<(), ServeError> {
+        let mut next_tick = Instant::now();
+        loop {
+            let wait = next_tick.saturating_duration_since(Instant::now());
+            let mut items = [
+                self.clients.as_poll_item(zmq::POLLIN),
+                self.workers_sock.as_poll_item(zmq::POLLIN),
+                zmq::PollItem::from_fd(self.bell.as_raw_fd(), zmq::POLLIN),
+            ];
+            let ms = i64::try_from(wait.as_millis()).unwrap_or(5).max(1);
+            match zmq::poll(&mut items, ms) {
+                Ok(_) | Err(zmq::Error::EINTR) => {}
+                Err(e) => return Err(zerr("poll")(e)),
+            }
+            self.read_workers();
+            self.read_events();
+            self.read_clients();
+            self.read_events();
+            self.dispatch();
+            let now = Instant::now();
+            if now >= next_tick {
+                next_tick = now + TICK;
+                self.tick(now);
+                self.dispatch();
+                if self.stop.load(Ordering::Relaxed) && self.stopping.is_none() {
+                    let grace = now + self.config.grace;
+                    info!(
+                        grace_ms = self.config.grace.as_millis() as u64,
+                        pending = self.pending.len(),
+                        "stopping: new requests are refused, draining"
+                    );
+                    self.stopping = Some(grace);
+                }
+                if let Some(grace) = self.stopping {
+                    if self.pending.is_empty() {
+                        info!("stopped: every accepted request was answered");
+                        return Ok(());
+                    }
+                    if now >= grace {
+                        self.abandon_all();
+                        info!("stopped at the grace deadline: what was left was answered SHUTTING_DOWN");
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    fn ms(&self, t: Instant) -> u64 {
+        u64::try_from(t.saturating_duration_since(self.epoch).as_millis()).unwrap_or(u64::MAX)
+    }
+
+    // ---- clients ----
+
+    fn read_clients(&mut self) {
+        for _ in 0..BATCH {
+            match self.clients.recv_multipart(zmq::DONTWAIT) {
+                Ok(frames) => self.on_client(frames),
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn send_client(&self, identity: &[Vec<u8>], frames: Vec<Vec<u8>>) {
+        let all: Vec<Vec<u8>> = identity.iter().cloned().chain(frames).collect();
+        if let Err(e) = self.clients.send_multipart(all, zmq::DONTWAIT) {
+            debug!(error = %e, "reply not sent (client gone or its queue full)");
+        }
+    }
+
+    /// Answers a message that was never accepted.
+    fn refuse(
+        &self,
+        identity: &[Vec<u8>],
+        header: &Header<'_>,
+        answer: Answer,
+        ty: &str,
+        received: Instant,
+    ) {
+        self.metrics
+            .answered(ty, answer.outcome(), received.elapsed().as_secs_f64());
+        self.send_client(identity, reply_frames(header, answer));
+    }
+
+    fn on_client(&mut self, mut frames: Vec<Vec<u8>>) {
+        let received = Instant::now();
+        // [identity, (empty delimiter from REQ sockets)?, header, body, payload?]
+        let mut envelope = vec![frames.remove(0)];
+        if frames.len() > 2 && frames[0].is_empty() {
+            envelope.push(frames.remove(0));
+        }
+        let head = frames.first().map(Vec::as_slice).unwrap_or(&[]);
+        let header = match Header::decode(head) {
+            Ok(h) if (2..=3).contains(&frames.len()) => h,
+            result => {
+                // Answer with whatever request id and type it carried.
+                let mut h = Header::request(MsgType::Ping, Header::salvage_request_id(head));
+                h.msg_type = match head.get(2..4) {
+                    Some(t) => u16::from_be_bytes([t[0], t[1]]) & 0x7fff,
+                    None => 0,
+                };
+                if let Err(e) = result {
+                    debug!(error = %e, len = head.len(), "bad header");
+                } else {
+                    debug!(frames = frames.len(), "bad frame count");
+                }
+                self.metrics.received("bad");
+                self.refuse(
+                    &envelope,
+                    &h,
+                    Answer::Transport(TransportError::BadHeader),
+                    "bad",
+                    received,
+                );
+                return;
+            }
+        };
+        let ty = match header.kind() {
+            Some(t) if t.is_client() && !header.is_reply() => t,
+            _ => {
+                self.metrics.received("unknown");
+                self.refuse(
+                    &envelope,
+                    &header,
+                    Answer::Transport(TransportError::UnknownType),
+                    "unknown",
+                    received,
+                );
+                return;
+            }
+        };
+        let name = ty.name();
+        self.metrics.received(name);
+        let oversize = frames
+            .iter()
+            .skip(1)
+            .any(|f| f.len() > self.config.max_frame);
+        if oversize {
+            let answer = Answer::data(
+                ErrorCode::ValueTooLarge,
+                format!(
+                    "a frame is larger than the service's maximum of {} bytes",
+                    self.config.max_frame
+                ),
+            );
+            if ty.has_reply() {
+                self.refuse(&envelope, &header, answer, name, received);
+            }
+            return;
+        }
+        if ty == MsgType::Ping {
+            self.refuse(&envelope, &header, Answer::json(json!({})), name, received);
+            return;
+        }
+        if self.stopping.is_some() {
+            if ty.has_reply() {
+                self.refuse(
+                    &envelope,
+                    &header,
+                    Answer::Transport(TransportError::ShuttingDown),
+                    name,
+                    received,
+                );
+            }
+            return;
+        }
+        let payload = frames.get(2).cloned();
+        let req = match parse(ty, &frames[1], payload) {
+            Ok(r) => r,
+            Err(answer) => {
+                if ty.has_reply() {
+                    self.refuse(&envelope, &header, answer, name, received);
+                }
+                return;
+            }
+        };
+        let deadline_ms = match header.deadline_ms {
+            0 => self.config.default_deadline,
+            ms => Duration::from_millis(u64::from(ms)),
+        };
+        let deadline = received + deadline_ms;
+        let priority = header.priority;
+        let class = req
+            .product_key()
+            .and_then(|(_, kind)| self.class_of.get(kind).copied())
+            .unwrap_or(0);
+        let flight = req
+            .product_key()
+            .map(|(c, k)| (c.to_string(), k.to_string()));
+        let token = self.next_token;
+        self.next_token += 1;
+        let pending = Pending {
+            identity: envelope,
+            header: head.to_vec(),
+            ty,
+            received,
+            deadline,
+            class,
+            req: Some(req),
+            running: false,
+            flight: flight.clone(),
+        };
+        // A product.get whose key is loading already parks: no thread, no queue slot.
+        if let Some(key) = &flight {
+            if let Some((_, waiters)) = self.flights.get_mut(key) {
+                waiters.push(token);
+                self.pending.insert(token, pending);
+                self.metrics.parked.inc();
+                return;
+            }
+        }
+        self.pending.insert(token, pending);
+        if self.enqueue(token, priority, deadline, class) && flight.is_some() {
+            if let Some(key) = flight {
+                self.flights.insert(key, (token, Vec::new()));
+            }
+        }
+    }
+
+    /// Puts an accepted request in the queue; false (and answered) when full.
+    fn enqueue(&mut self, token: u64, priority: u8, deadline: Instant, class: usize) -> bool {
+        let now = self.ms(Instant::now());
+        let mut expired = Vec::new();
+        let r = self
+            .queue
+            .push(token, priority, self.ms(deadline), class, now, |t, c| {
+                expired.push((t, c))
+            });
+        for (t, c) in expired {
+            self.expire(t, c);
+        }
+        self.metrics.queue_depth.set(self.queue.len() as i64);
+        match r {
+            Ok(()) => true,
+            Err(_) => {
+                self.answer(token, Answer::Transport(TransportError::QueueFull));
+                false
+            }
+        }
+    }
+
+    /// A queued request whose deadline passed: EXPIRED, or AT_CAP when its kind's cap held
+    /// it back.
+    fn expire(&mut self, token: u64, class: usize) {
+        let at_cap = class > 0 && self.running[class] >= self.caps[class];
+        let e = if at_cap {
+            TransportError::AtCap
+        } else {
+            TransportError::Expired
+        };
+        self.answer(token, Answer::Transport(e));
+    }
+
+    /// Answers an accepted request (once: later answers for it are dropped), and settles
+    /// its flight.
+    fn answer(&mut self, token: u64, answer: Answer) {
+        let Some(p) = self.pending.remove(&token) else {
+            return;
+        };
+        self.metrics.answered(
+            p.ty.name(),
+            answer.outcome(),
+            p.received.elapsed().as_secs_f64(),
+        );
+        if p.ty.has_reply() {
+            if let Ok(h) = Header::decode(&p.header) {
+                self.send_client(&p.identity, reply_frames(&h, answer.clone()));
+            }
+        }
+        if let Some(key) = p.flight {
+            self.settle_flight(token, key, &answer);
+        }
+    }
+
+    /// The leader of a flight was answered: share its answer with the waiters, or (when
+    /// the answer was about the leader's own deadline) promote a waiter.
+    fn settle_flight(&mut self, token: u64, key: (String, String), answer: &Answer) {
+        let Some((leader, _)) = self.flights.get(&key) else {
+            return;
+        };
+        if *leader != token {
+            // A waiter answered on its own (deadline): leave the flight alone.
+            if let Some((_, w)) = self.flights.get_mut(&key) {
+                if let Some(i) = w.iter().position(|t| *t == token) {
+                    w.swap_remove(i);
+                    self.metrics.parked.dec();
+                }
+            }
+            return;
+        }
+        let Some((_, waiters)) = self.flights.remove(&key) else {
+            return;
+        };
+        self.metrics.parked.dec_by(waiters.len() as i64);
+        let own = matches!(
+            answer,
+            Answer::Transport(
+                TransportError::Expired
+                    | TransportError::LoadTimeout
+                    | TransportError::AtCap
+                    | TransportError::QueueFull
+            )
+        );
+        if !own {
+            for w in waiters {
+                self.answer(w, answer.clone());
+            }
+            return;
+        }
+        // Promote the first waiter still in time; the others park behind it.
+        let mut rest = waiters.into_iter();
+        for next in rest.by_ref() {
+            let Some(p) = self.pending.get(&next) else {
+                continue;
+            };
+            let (prio, deadline, class) = (
+                Header::decode(&p.header).map_or(0, |h| h.priority),
+                p.deadline,
+                p.class,
+            );
+            if self.stopping.is_some() {
+                self.answer(next, Answer::Transport(TransportError::ShuttingDown));
+                continue;
+            }
+            if self.enqueue(next, prio, deadline, class) {
+                let others: Vec<u64> = rest.collect();
+                self.metrics.parked.inc_by(others.len() as i64);
+                self.flights.insert(key, (next, others));
+                return;
+            }
+        }
+    }
+
+    // ---- threads ----
+
+    fn dispatch(&mut self) {
+        while self.idle_threads > 0 {
+            let now = self.ms(Instant::now());
+            let (running, caps) = (&self.running, &self.caps);
+            let Some(popped) = self.queue.pop(now, |c| running[c] < caps[c]) else {
+                break;
+            };
+            match popped {
+                Popped::Expired { item, class } => self.expire(item, class),
+                Popped::Run { item, class } => {
+                    let Some(p) = self.pending.get_mut(&item) else {
+                        continue;
+                    };
+                    let Some(req) = p.req.take() else { continue };
+                    p.running = true;
+                    let job = Job {
+                        token: item,
+                        req,
+                        deadline: p.deadline,
+                    };
+                    self.running[class] += 1;
+                    self.idle_threads -= 1;
+                    if self.jobs.send(job).is_err() {
+                        warn!("no thread to run a request");
+                    }
+                }
+            }
+        }
+        self.metrics.queue_depth.set(self.queue.len() as i64);
+        self.metrics
+            .threads_busy
+            .set((self.config.threads - self.idle_threads) as i64);
+    }
+
+    fn read_events(&mut self) {
+        let mut buf = [0u8; 512];
+        while matches!((&self.bell).read(&mut buf), Ok(n) if n > 0) {}
+        while let Ok(e) = self.events.try_recv() {
+            match e {
+                Event::Done { token, answer } => {
+                    self.idle_threads += 1;
+                    if let Some(p) = self.pending.get(&token) {
+                        let class = p.class;
+                        self.running[class] = self.running[class].saturating_sub(1);
+                    } else {
+                        // Answered already (shutdown): its class count was reset then.
+                    }
+                    self.answer(token, answer);
+                }
+                Event::NeedLoad {
+                    client,
+                    kind,
+                    deadline,
+                    reply,
+                } => {
+                    let fence = self.next_fence;
+                    self.next_fence += 1;
+                    if !self.workers.serves(&kind) {
+                        self.count_load(&kind, "no_loader");
+                        let _ =
+                            reply.try_send(Err(LoadFailure::Transport(TransportError::NoLoader)));
+                        continue;
+                    }
+                    self.loads.insert(
+                        fence,
+                        Load {
+                            client,
+                            kind,
+                            deadline,
+                            reply,
+                            worker: None,
+                        },
+                    );
+                    self.waiting_loads.push_back(fence);
+                    self.assign_loads();
+                }
+            }
+        }
+    }
+
+    // ---- workers ----
+
+    fn count_load(&self, kind: &str, outcome: &str) {
+        self.metrics
+            .loads
+            .get_or_create(&vec![
+                ("kind".to_string(), kind.to_string()),
+                ("outcome".to_string(), outcome.to_string()),
+            ])
+            .inc();
+    }
+
+    /// Sends waiting loads to idle workers, oldest first.
+    fn assign_loads(&mut self) {
+        let mut still = VecDeque::with_capacity(self.waiting_loads.len());
+        while let Some(fence) = self.waiting_loads.pop_front() {
+            let Some(load) = self.loads.get(&fence) else {
+                continue;
+            };
+            let kind = load.kind.clone();
+            match self.workers.pick(&kind, fence) {
+                Some(id) => {
+                    let load = &self.loads[&fence];
+                    let left = load.deadline.saturating_duration_since(Instant::now());
+                    let mut h = Header::request(MsgType::Load, fence_id(fence));
+                    h.deadline_ms = u32::try_from(left.as_millis()).unwrap_or(u32::MAX).max(1);
+                    let body = json!({ "client": load.client, "kind": load.kind, "fence": fence });
+                    let mut head = vec![0u8; HEADER_FIXED_LEN];
+                    let _ = h.encode_into(&mut head);
+                    let frames = vec![
+                        id.clone(),
+                        head,
+                        serde_json::to_vec(&body).unwrap_or_default(),
+                    ];
+                    if let Err(e) = self.workers_sock.send_multipart(frames, zmq::DONTWAIT) {
+                        warn!(error = %e, "load not sent to worker");
+                    }
+                    if let Some(l) = self.loads.get_mut(&fence) {
+                        l.worker = Some(id);
+                    }
+                    self.count_load(&kind, "sent");
+                }
+                None => still.push_back(fence),
+            }
+        }
+        self.waiting_loads = still;
+    }
+
+    fn read_workers(&mut self) {
+        for _ in 0..BATCH {
+            match self.workers_sock.recv_multipart(zmq::DONTWAIT) {
+                Ok(frames) => self.on_worker(frames),
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn reply_worker(&self, id: &[u8], header: &Header<'_>, answer: Answer) {
+        let frames: Vec<Vec<u8>> = std::iter::once(id.to_vec())
+            .chain(reply_frames(header, answer))
+            .collect();
+        let _ = self.workers_sock.send_multipart(frames, zmq::DONTWAIT);
+    }
+
+    fn on_worker(&mut self, mut frames: Vec<Vec<u8>>) {
+        let id = frames.remove(0);
+        let head = frames.first().map(Vec::as_slice).unwrap_or(&[]);
+        let header = match Header::decode(head) {
+            Ok(h) if (2..=3).contains(&frames.len()) => h,
+            _ => {
+                let h = Header::request(MsgType::Ping, Header::salvage_request_id(head));
+                self.reply_worker(&id, &h, Answer::Transport(TransportError::BadHeader));
+                return;
+            }
+        };
+        let now = Instant::now();
+        match header.kind() {
+            Some(MsgType::WorkerReady) => {
+                #[derive(Deserialize)]
+                struct Ready {
+                    kinds: Vec<String>,
+                    #[serde(default = "one")]
+                    capacity: usize,
+                }
+                fn one() -> usize {
+                    1
+                }
+                let ready: Ready = match serde_json::from_slice(&frames[1]) {
+                    Ok(r) => r,
+                    Err(e) => return self.reply_worker(&id, &header, bad_body(e)),
+                };
+                if ready.kinds.len() > MAX_WORKER_KINDS
+                    || !(1..=MAX_WORKER_CAPACITY).contains(&ready.capacity)
+                {
+                    return self.reply_worker(&id, &header, bad_body(format!("at most {MAX_WORKER_KINDS} kinds and a capacity in 1..={MAX_WORKER_CAPACITY}")));
+                }
+                if let Some(bad) = ready
+                    .kinds
+                    .iter()
+                    .find(|k| keyroute::cache::check_kind(k.as_bytes()).is_err())
+                {
+                    return self.reply_worker(&id, &header, bad_body(format!("bad kind {bad:?}")));
+                }
+                let kinds = ready.kinds.clone();
+                if self.workers.ready(&id, ready.kinds, ready.capacity, now) {
+                    info!(worker = %hex(&id), kinds = ?kinds, capacity = ready.capacity, "worker joined");
+                    self.mailbox.set_kinds(self.workers.kinds());
+                }
+                self.assign_loads();
+            }
+            Some(MsgType::Loaded) | Some(MsgType::Failed) => {
+                if let Some(w) = self.workers.all.get_mut(&id) {
+                    w.last_seen = now;
+                }
+                #[derive(Deserialize)]
+                struct Done {
+                    fence: u64,
+                    #[serde(default)]
+                    code: Option<String>,
+                    #[serde(default)]
+                    message: Option<String>,
+                }
+                let done: Done = match serde_json::from_slice(&frames[1]) {
+                    Ok(d) => d,
+                    Err(e) => return self.reply_worker(&id, &header, bad_body(e)),
+                };
+                self.workers.finish(&id, done.fence);
+                let mine = self
+                    .loads
+                    .get(&done.fence)
+                    .is_some_and(|l| l.worker.as_deref() == Some(&id[..]));
+                if !mine {
+                    debug!(fence = done.fence, "late or unknown load answer dropped");
+                    self.count_load("?", "late");
+                    self.assign_loads();
+                    return;
+                }
+                let Some(load) = self.loads.remove(&done.fence) else {
+                    return;
+                };
+                let result = if header.kind() == Some(MsgType::Loaded) {
+                    self.count_load(&load.kind, "loaded");
+                    Ok(frames.get(2).cloned().unwrap_or_default())
+                } else {
+                    self.count_load(&load.kind, "failed");
+                    Err(LoadFailure::Backend {
+                        code: done.code.unwrap_or_else(|| "BACKEND_ERROR".into()),
+                        message: done.message.unwrap_or_default(),
+                    })
+                };
+                let _ = load.reply.try_send(result);
+                self.assign_loads();
+            }
+            _ => self.reply_worker(&id, &header, Answer::Transport(TransportError::UnknownType)),
+        }
+    }
+
+    // ---- timers ----
+
+    fn tick(&mut self, now: Instant) {
+        // Expired queue items: answered at once, never run.
+        let now_ms = self.ms(now);
+        let mut expired = Vec::new();
+        self.queue
+            .purge_expired(now_ms, |t, c| expired.push((t, c)));
+        for (t, c) in expired {
+            self.expire(t, c);
+        }
+        // Parked waiters past their deadline.
+        let late: Vec<u64> = self
+            .flights
+            .values()
+            .flat_map(|(_, w)| w.iter().copied())
+            .filter(|t| self.pending.get(t).is_some_and(|p| p.deadline <= now))
+            .collect();
+        for t in late {
+            self.answer(t, Answer::Transport(TransportError::LoadTimeout));
+        }
+        // Loads waiting for a worker past their deadline.
+        let (late_loads, keep): (Vec<u64>, Vec<u64>) = self
+            .waiting_loads
+            .iter()
+            .partition(|f| self.loads.get(f).is_none_or(|l| l.deadline <= now));
+        if !late_loads.is_empty() {
+            self.waiting_loads = keep.into();
+            for f in late_loads {
+                if let Some(l) = self.loads.remove(&f) {
+                    self.count_load(&l.kind, "timeout");
+                    let _ = l
+                        .reply
+                        .try_send(Err(LoadFailure::Transport(TransportError::LoadTimeout)));
+                }
+            }
+        }
+        // Loads sent whose deadline passed: the waiting thread gave up already.
+        self.loads
+            .retain(|_, l| l.deadline > now || l.worker.is_none());
+        // Silent workers: dropped, their loads failed over.
+        for id in self.workers.silent(now, self.config.worker_timeout) {
+            let inflight = self.workers.remove(&id).unwrap_or_default();
+            self.metrics.worker_drops.inc();
+            warn!(worker = %hex(&id), loads = inflight.len(), "worker silent past the timeout: dropped, its loads failed over");
+            self.mailbox.set_kinds(self.workers.kinds());
+            for f in inflight {
+                if let Some(l) = self.loads.get_mut(&f) {
+                    l.worker = None;
+                    self.waiting_loads.push_front(f);
+                }
+            }
+        }
+        for f in self.waiting_loads.clone() {
+            let serves = self
+                .loads
+                .get(&f)
+                .is_some_and(|l| self.workers.serves(&l.kind));
+            if !serves {
+                if let Some(l) = self.loads.remove(&f) {
+                    self.count_load(&l.kind, "no_loader");
+                    let _ = l
+                        .reply
+                        .try_send(Err(LoadFailure::Transport(TransportError::NoLoader)));
+                }
+            }
+        }
+        self.waiting_loads.retain(|f| self.loads.contains_key(f));
+        self.assign_loads();
+        if now.duration_since(self.last_gauges) >= Duration::from_millis(100) {
+            self.last_gauges = now;
+            debug!(
+                pending = self.pending.len(),
+                pending_cap = self.pending.capacity(),
+                flights = self.flights.len(),
+                flights_cap = self.flights.capacity(),
+                loads = self.loads.len(),
+                loads_cap = self.loads.capacity(),
+                waiting = self.waiting_loads.len(),
+                "sizes"
+            );
+            self.metrics.workers.clear();
+            for (kind, busy, idle) in self.workers.load_by_kind() {
+                for (state, n) in [("busy", busy), ("idle", idle)] {
+                    self.metrics
+                        .workers
+                        .get_or_create(&vec![
+                            ("kind".to_string(), kind.clone()),
+                            ("state".to_string(), state.to_string()),
+                        ])
+                        .set(n as i64);
+                }
+            }
+        }
+    }
+
+    /// At the grace deadline: answers everything left SHUTTING_DOWN.
+    fn abandon_all(&mut self) {
+        let mut left = Vec::new();
+        self.queue.drain(|t, _| left.push(t));
+        for (_, l) in self.loads.drain() {
+            let _ = l
+                .reply
+                .try_send(Err(LoadFailure::Transport(TransportError::ShuttingDown)));
+        }
+        let rest: Vec<u64> = self.pending.keys().copied().collect();
+        left.extend(rest);
+        for t in left {
+            self.answer(t, Answer::Transport(TransportError::ShuttingDown));
+        }
+    }
+}
+
+/// The request id of a load: the fence, big-endian, in the last 8 bytes.
+fn fence_id(fence: u64) -> [u8; 16] {
+    let mut id = [0u8; 16];
+    id[8..].copy_from_slice(&fence.to_be_bytes());
+    id
+}
+
+fn hex(id: &[u8]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A thread: runs requests until the broker goes away.
+fn run_jobs(rx: &Mutex<Receiver<Job>>, store: &dyn Store, mailbox: &Mailbox) {
+    loop {
+        let job = {
+            let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
+            rx.recv()
+        };
+        let Ok(job) = job else { return };
+        let token = job.token;
+        let answer =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(job, store, mailbox)))
+                .unwrap_or_else(|_| {
+                    Answer::data(
+                        ErrorCode::Internal,
+                        "a bug in keyroute serve (a caught panic)",
+                    )
+                });
+        mailbox.send(Event::Done { token, answer });
+    }
+}
+
+/// Runs one request against the store.
+fn run(job: Job, store: &dyn Store, mailbox: &Mailbox) -> Answer {
+    let deadline = job.deadline;
+    let out = match job.req {
+        Req::SessionCreate { client, version, data } => store
+            .session_create(&client, &version, &data)
+            .map(|(sid, expires_at)| Answer::json(json!({ "sid": sid, "expires_at": expires_at }))),
+        Req::SessionTouch { sid, version } => store.session_touch(&sid, version.as_deref()).map(|t| match t {
+            keyroute::cache::Touch::Live { client, data, expires_at, .. } => Answer::Ok {
+                body: Some(json!({ "client": String::from_utf8_lossy(&client), "expires_at": expires_at })),
+                payload: Some(data),
+            },
+            keyroute::cache::Touch::Expired => Answer::data(ErrorCode::SessionExpired, "the session expired or does not exist: log in again"),
+            keyroute::cache::Touch::VersionMismatch { stored } => Answer::data(
+                ErrorCode::VersionMismatch,
+                format!("the session was made by service version {:?}", String::from_utf8_lossy(&stored)),
+            ),
+        }),
+        Req::SessionDestroy { sid } => store.session_destroy(&sid).map(|d| Answer::json(json!({ "destroyed": d }))),
+        Req::SessionList { client } => store.session_list(&client).map(|list| {
+            let items: Vec<_> = list.into_iter().map(|(sid, x)| json!({ "sid": sid, "expires_at": x })).collect();
+            Answer::json(json!({ "sessions": items }))
+        }),
+        Req::CacheGet { client, kind } => store.cache_get(&client, &kind).map(|v| match v {
+            Some(v) => Answer::payload(v),
+            None => Answer::data(ErrorCode::NotFound, format!("no value for kind {kind:?}")),
+        }),
+        Req::CachePut { client, kind, ttl_ms, value } => store
+            .cache_put(&client, &kind, &value, ttl_ms)
+            .map(|()| Answer::json(json!({}))),
+        Req::CacheInvalidate { client, kind } => store
+            .cache_invalidate(&client, &kind)
+            .map(|d| Answer::json(json!({ "dropped": d }))),
+        Req::ProductGet { client, kind } => {
+            let mut loader = || mailbox.load(&client, &kind, deadline);
+            store.get_or_load(&client, &kind, deadline, &mut loader).map(Answer::payload)
+        }
+        Req::DeviceBind { device, client } => store.device_bind(&device, &client).map(|()| Answer::json(json!({}))),
+        Req::AppStart { device } => {
+            let kinds = mailbox.kinds();
+            let loader = |client: &str, kind: &str| mailbox.load(client, kind, deadline);
+            store.warm(&device, &kinds, &loader).map(|n| Answer::json(json!({ "warmed": n })))
+        }
+    };
+    out.unwrap_or_else(|a| a)
+}

@@ -1,0 +1,169 @@
+//! [`Config`]: everything `keyroute serve` is started with.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::error::ServeError;
+
+/// How the service runs. [`Config::default`] is what `keyroute serve` uses without flags.
+///
+/// ```
+/// use keyroute_serve::Config;
+/// let mut config = Config::default();
+/// config.add_cap("cards=4")?;
+/// assert_eq!(config.queue, 3000);
+/// assert_eq!(config.caps, vec![("cards".to_string(), 4)]);
+/// assert!(config.add_cap("cards").is_err());
+/// # Ok::<(), keyroute_serve::ServeError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The clients' endpoint (ZeroMQ ROUTER), e.g. `tcp://127.0.0.1:5555`.
+    pub bind: String,
+    /// The loader workers' endpoint (ZeroMQ ROUTER; tcp or ipc).
+    pub workers_bind: String,
+    /// Redis URL(s) for shared state: `redis://host:port` (standalone) or a comma-separated
+    /// list of seeds prefixed `cluster:` / several URLs (Redis Cluster). `None`: in memory.
+    pub redis: Option<String>,
+    /// Queue capacity (requests waiting for a thread), allocated at start.
+    pub queue: usize,
+    /// Threads running requests (started at start).
+    pub threads: usize,
+    /// Deadline of a request whose header says 0.
+    pub default_deadline: Duration,
+    /// Per-kind caps: at most N requests of that kind run (and load) at once.
+    pub caps: Vec<(String, usize)>,
+    /// Where to serve Prometheus metrics (`/metrics`), if anywhere.
+    pub metrics: Option<SocketAddr>,
+    /// A worker silent this long is dropped and its loads failed over.
+    pub worker_timeout: Duration,
+    /// How long a stop (SIGTERM) drains before answering what is left "shutting down".
+    pub grace: Duration,
+    /// The largest frame read (header, body or payload); larger ones get a data error
+    /// `VALUE_TOO_LARGE`. Frames over 4x this (at least 128 MiB) drop the connection.
+    pub max_frame: usize,
+    /// Lease of a load in the store (a load that outlives it without heartbeat may be
+    /// taken over); sessions' sliding TTL; values' soft and hard TTLs.
+    pub lease: Duration,
+    /// Sessions' sliding lifetime.
+    pub session_ttl: Duration,
+    /// How long a loaded value is fresh.
+    pub soft_ttl: Duration,
+    /// How long a loaded value is kept (served stale after the soft TTL while one
+    /// request refreshes it).
+    pub hard_ttl: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            bind: "tcp://127.0.0.1:5555".into(),
+            workers_bind: "tcp://127.0.0.1:5556".into(),
+            redis: None,
+            queue: 3000,
+            threads: 100,
+            default_deadline: Duration::from_millis(5000),
+            caps: Vec::new(),
+            metrics: None,
+            worker_timeout: Duration::from_millis(3000),
+            grace: Duration::from_millis(5000),
+            max_frame: 16 << 20,
+            lease: Duration::from_millis(2000),
+            session_ttl: Duration::from_secs(1800),
+            soft_ttl: Duration::from_secs(60),
+            hard_ttl: Duration::from_secs(600),
+        }
+    }
+}
+
+/// The largest queue and thread counts accepted.
+pub const MAX_QUEUE: usize = 1 << 20;
+/// The most threads.
+pub const MAX_THREADS: usize = 4096;
+
+impl Config {
+    /// Adds a `KIND=N` cap (N ≥ 1).
+    ///
+    /// # Errors
+    /// [`ServeError::Config`] for a spec that is not `KIND=N`, a bad kind, N = 0, or a
+    /// kind capped twice.
+    ///
+    /// ```
+    /// let mut c = keyroute_serve::Config::default();
+    /// assert!(c.add_cap("a{b}=1").is_err());
+    /// assert!(c.add_cap("loans=0").is_err());
+    /// ```
+    pub fn add_cap(&mut self, spec: &str) -> Result<(), ServeError> {
+        let bad = |why: &str| ServeError::Config(format!("--cap {spec:?}: {why}"));
+        let (kind, n) = spec
+            .rsplit_once('=')
+            .ok_or_else(|| bad("expected KIND=N"))?;
+        keyroute::cache::check_kind(kind.as_bytes()).map_err(|e| bad(&e.to_string()))?;
+        let n: usize = n
+            .trim()
+            .parse()
+            .map_err(|_| bad("N is not a positive integer"))?;
+        if n == 0 {
+            return Err(bad("N must be at least 1"));
+        }
+        if self.caps.iter().any(|(k, _)| k == kind) {
+            return Err(bad("this kind is capped twice"));
+        }
+        self.caps.push((kind.to_string(), n));
+        Ok(())
+    }
+
+    /// Checks the numbers.
+    ///
+    /// # Errors
+    /// [`ServeError::Config`] naming the first value out of range.
+    ///
+    /// ```
+    /// let mut c = keyroute_serve::Config::default();
+    /// assert!(c.check().is_ok());
+    /// c.threads = 0;
+    /// assert!(c.check().is_err());
+    /// ```
+    pub fn check(&self) -> Result<(), ServeError> {
+        let range = |what: &str, v: usize, lo: usize, hi: usize| {
+            if v < lo || v > hi {
+                Err(ServeError::Config(format!(
+                    "{what} {v} is outside {lo}..={hi}"
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        range("--queue", self.queue, 1, MAX_QUEUE)?;
+        range("--threads", self.threads, 1, MAX_THREADS)?;
+        range("--max-frame", self.max_frame, 1024, 1 << 30)?;
+        let ms = |what: &str, d: Duration| {
+            if d.is_zero() || d > Duration::from_secs(86_400 * 366) {
+                Err(ServeError::Config(format!(
+                    "{what} {} ms is outside 1..=31622400000",
+                    d.as_millis()
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        ms("--default-deadline-ms", self.default_deadline)?;
+        ms("--worker-timeout-ms", self.worker_timeout)?;
+        ms("--grace-ms", self.grace)?;
+        ms("lease", self.lease)?;
+        Ok(())
+    }
+
+    /// The cap of a kind, if it has one.
+    ///
+    /// ```
+    /// let mut c = keyroute_serve::Config::default();
+    /// c.add_cap("cards=2")?;
+    /// assert_eq!(c.cap_of("cards"), Some(2));
+    /// assert_eq!(c.cap_of("loans"), None);
+    /// # Ok::<(), keyroute_serve::ServeError>(())
+    /// ```
+    pub fn cap_of(&self, kind: &str) -> Option<usize> {
+        self.caps.iter().find(|(k, _)| k == kind).map(|(_, n)| *n)
+    }
+}

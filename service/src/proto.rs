@@ -1,0 +1,337 @@
+//! Requests as the service reads them (header + JSON body + payload) and answers as it
+//! writes them.
+
+use keyroute::error::ErrorCode;
+use keyroute::frame::{Header, MsgType, TransportError, FLAG_DATA_ERROR};
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+/// A client request, its body read.
+#[derive(Debug)]
+pub(crate) enum Req {
+    SessionCreate {
+        client: String,
+        version: String,
+        data: Vec<u8>,
+    },
+    SessionTouch {
+        sid: String,
+        version: Option<String>,
+    },
+    SessionDestroy {
+        sid: String,
+    },
+    SessionList {
+        client: String,
+    },
+    CacheGet {
+        client: String,
+        kind: String,
+    },
+    CachePut {
+        client: String,
+        kind: String,
+        ttl_ms: Option<u64>,
+        value: Vec<u8>,
+    },
+    CacheInvalidate {
+        client: String,
+        kind: String,
+    },
+    ProductGet {
+        client: String,
+        kind: String,
+    },
+    AppStart {
+        device: String,
+    },
+    DeviceBind {
+        device: String,
+        client: String,
+    },
+}
+
+impl Req {
+    /// The kind a request is about (for caps and single flight).
+    pub(crate) fn product_key(&self) -> Option<(&str, &str)> {
+        match self {
+            Req::ProductGet { client, kind } => Some((client, kind)),
+            _ => None,
+        }
+    }
+}
+
+/// What a request is answered with (also what a [`Store`](crate::store::Store) call
+/// that fails returns: the client gets it as is).
+///
+/// ```
+/// use keyroute_serve::Answer;
+/// let a = Answer::Data { code: "NOT_FOUND".into(), message: "no value".into() };
+/// assert!(matches!(a, Answer::Data { .. }));
+/// ```
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// Success: a JSON body (or empty) and maybe a payload.
+    Ok {
+        /// The JSON body (empty when `None`).
+        body: Option<Json>,
+        /// The payload frame.
+        payload: Option<Vec<u8>>,
+    },
+    /// A data error (flag bit 0): `{"code","message"}`.
+    Data {
+        /// The code (an `ErrorCode` name, or a loader's code).
+        code: String,
+        /// What happened.
+        message: String,
+    },
+    /// A transport error in the header, empty body.
+    Transport(TransportError),
+}
+
+impl Answer {
+    pub(crate) fn data(code: ErrorCode, message: impl Into<String>) -> Answer {
+        Answer::Data {
+            code: code.as_str().to_string(),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn payload(payload: Vec<u8>) -> Answer {
+        Answer::Ok {
+            body: None,
+            payload: Some(payload),
+        }
+    }
+
+    pub(crate) fn json(body: Json) -> Answer {
+        Answer::Ok {
+            body: Some(body),
+            payload: None,
+        }
+    }
+
+    /// The label metrics use: "ok", a transport error's name or a data error's code.
+    pub(crate) fn outcome(&self) -> &str {
+        match self {
+            Answer::Ok { .. } => "ok",
+            Answer::Data { code, .. } => code,
+            Answer::Transport(t) => t.name(),
+        }
+    }
+}
+
+/// The frames of a reply to `header` (whose session id is echoed).
+pub(crate) fn reply_frames(header: &Header<'_>, answer: Answer) -> Vec<Vec<u8>> {
+    let mut h = header.reply(0);
+    let (body, payload) = match answer {
+        Answer::Ok { body, payload } => (
+            body.map(|b| serde_json::to_vec(&b).unwrap_or_default())
+                .unwrap_or_default(),
+            payload,
+        ),
+        Answer::Data { code, message } => {
+            h.flags = FLAG_DATA_ERROR;
+            let body = serde_json::json!({ "code": code, "message": message });
+            (serde_json::to_vec(&body).unwrap_or_default(), None)
+        }
+        Answer::Transport(t) => {
+            h.transport_error = t.number();
+            (Vec::new(), None)
+        }
+    };
+    let mut head = vec![0u8; h.encoded_len()];
+    // The session id came from a decoded header: at most 255 bytes, so this cannot fail.
+    let _ = h.encode_into(&mut head);
+    let mut frames = vec![head, body];
+    if let Some(p) = payload {
+        frames.push(p);
+    }
+    frames
+}
+
+/// A bad body: `BAD_TYPE` (the generic code for input of the wrong shape) with what was
+/// wrong.
+pub(crate) fn bad_body(why: impl std::fmt::Display) -> Answer {
+    Answer::data(ErrorCode::BadType, format!("bad body: {why}"))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClientVersion {
+    client: String,
+    version: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SidVersion {
+    sid: String,
+    #[serde(default)]
+    version: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Sid {
+    sid: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Client {
+    client: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClientKind {
+    client: String,
+    kind: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Put {
+    client: String,
+    kind: String,
+    #[serde(default)]
+    ttl_ms: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Device {
+    device: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeviceClient {
+    device: String,
+    client: String,
+}
+
+fn body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Answer> {
+    let text = if bytes.is_empty() { b"{}" } else { bytes };
+    let json: Json = serde_json::from_slice(text).map_err(bad_body)?;
+    if !json.is_object() {
+        return Err(bad_body("not a JSON object"));
+    }
+    serde_json::from_value(json).map_err(bad_body)
+}
+
+/// Reads a client request of type `t` from its body and payload. `None` payload is an
+/// absent third frame.
+pub(crate) fn parse(t: MsgType, b: &[u8], payload: Option<Vec<u8>>) -> Result<Req, Answer> {
+    let no_payload = |p: &Option<Vec<u8>>| {
+        if p.is_some() {
+            Err(bad_body(format!("{} takes no payload frame", t.name())))
+        } else {
+            Ok(())
+        }
+    };
+    Ok(match t {
+        MsgType::SessionCreate => {
+            let ClientVersion { client, version } = body(b)?;
+            Req::SessionCreate {
+                client,
+                version,
+                data: payload.unwrap_or_default(),
+            }
+        }
+        MsgType::SessionTouch => {
+            no_payload(&payload)?;
+            let SidVersion { sid, version } = body(b)?;
+            Req::SessionTouch { sid, version }
+        }
+        MsgType::SessionDestroy => {
+            no_payload(&payload)?;
+            let Sid { sid } = body(b)?;
+            Req::SessionDestroy { sid }
+        }
+        MsgType::SessionList => {
+            no_payload(&payload)?;
+            let Client { client } = body(b)?;
+            Req::SessionList { client }
+        }
+        MsgType::CacheGet => {
+            no_payload(&payload)?;
+            let ClientKind { client, kind } = body(b)?;
+            Req::CacheGet { client, kind }
+        }
+        MsgType::CachePut => {
+            let Put {
+                client,
+                kind,
+                ttl_ms,
+            } = body(b)?;
+            let Some(value) = payload else {
+                return Err(bad_body("cache.put needs the value as a payload frame"));
+            };
+            Req::CachePut {
+                client,
+                kind,
+                ttl_ms,
+                value,
+            }
+        }
+        MsgType::CacheInvalidate => {
+            no_payload(&payload)?;
+            let ClientKind { client, kind } = body(b)?;
+            Req::CacheInvalidate { client, kind }
+        }
+        MsgType::ProductGet => {
+            no_payload(&payload)?;
+            let ClientKind { client, kind } = body(b)?;
+            Req::ProductGet { client, kind }
+        }
+        MsgType::AppStart => {
+            no_payload(&payload)?;
+            let Device { device } = body(b)?;
+            Req::AppStart { device }
+        }
+        MsgType::DeviceBind => {
+            no_payload(&payload)?;
+            let DeviceClient { device, client } = body(b)?;
+            Req::DeviceBind { device, client }
+        }
+        _ => return Err(Answer::Transport(TransportError::UnknownType)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies() {
+        assert!(matches!(
+            parse(MsgType::CacheGet, br#"{"client":"c","kind":"k"}"#, None),
+            Ok(Req::CacheGet { .. })
+        ));
+        for bad in [
+            &b"not json"[..],
+            b"[1]",
+            br#"{"client":1,"kind":"k"}"#,
+            br#"{"client":"c"}"#,
+            br#"{"client":"c","kind":"k","x":1}"#,
+        ] {
+            match parse(MsgType::CacheGet, bad, None) {
+                Err(Answer::Data { code, .. }) => assert_eq!(code, "BAD_TYPE"),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(parse(MsgType::CachePut, br#"{"client":"c","kind":"k"}"#, None).is_err());
+        assert!(parse(
+            MsgType::CacheGet,
+            br#"{"client":"c","kind":"k"}"#,
+            Some(vec![])
+        )
+        .is_err());
+        assert!(matches!(
+            parse(MsgType::Load, b"", None),
+            Err(Answer::Transport(TransportError::UnknownType))
+        ));
+    }
+}

@@ -1,0 +1,142 @@
+//! Where the service keeps state: [`MemoryStore`] (one instance, the core state models)
+//! or [`RedisStore`] (shared by every instance, through keyroute-redis's smart cache).
+//! Both implement [`Store`]; the broker's threads call it (calls may block).
+
+mod memory;
+mod redis;
+
+use std::time::Instant;
+
+use keyroute::cache::Touch;
+use keyroute::frame::TransportError;
+
+pub use self::memory::{MemoryConfig, MemoryStore};
+pub use self::redis::{RedisConfig, RedisStore};
+use crate::proto::Answer;
+
+/// Why a load (a loader worker's work) did not give a value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoadFailure {
+    /// The worker answered `failed {code, message}`.
+    Backend {
+        /// The worker's code.
+        code: String,
+        /// The worker's message.
+        message: String,
+    },
+    /// The service could not get it loaded (no loader, timed out, at cap, stopping).
+    Transport(TransportError),
+}
+
+impl LoadFailure {
+    /// The code a store records for it (a transport error by name).
+    pub(crate) fn code(&self) -> &str {
+        match self {
+            LoadFailure::Backend { code, .. } => code,
+            LoadFailure::Transport(t) => t.name(),
+        }
+    }
+
+    pub(crate) fn message(&self) -> &str {
+        match self {
+            LoadFailure::Backend { message, .. } => message,
+            LoadFailure::Transport(t) => t.summary(),
+        }
+    }
+
+    /// The answer for a failure with `code`/`message` (transport errors by name).
+    pub(crate) fn answer(code: &str, message: &str) -> Answer {
+        match TransportError::ALL.iter().find(|t| t.name() == code) {
+            Some(t) => Answer::Transport(*t),
+            None => Answer::Data {
+                code: "BACKEND_ERROR".into(),
+                message: format!("{code}: {message}"),
+            },
+        }
+    }
+}
+
+/// A loader: asks a loader worker for a value (blocking the calling thread).
+pub type Loader<'a> = &'a mut dyn FnMut() -> Result<Vec<u8>, LoadFailure>;
+/// A warm-up loader: `(client, kind)` → value.
+pub type WarmLoader<'a> = &'a (dyn Fn(&str, &str) -> Result<Vec<u8>, LoadFailure> + Sync);
+
+/// What the store did so far (for metrics).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Values served from the store.
+    pub hits: u64,
+    /// Leases granted (a miss that this instance loads).
+    pub misses: u64,
+    /// Loads that ran (backend calls).
+    pub backend_loads: u64,
+    /// Leases taken over from a loader that stopped heartbeating.
+    pub takeovers: u64,
+    /// Loads whose result was discarded by the fence (invalidated or taken over).
+    pub fenced_fills: u64,
+}
+
+/// Where the store is, for metrics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreInfo {
+    /// `memory`, or the Redis address(es), passwords redacted.
+    pub address: String,
+    /// `memory`, `master`, `replica`, `cluster`, or `unreachable`.
+    pub role: String,
+}
+
+/// The service's state: sessions, cache entries, devices. Every method may block (Redis
+/// round trips, a loader); errors come back as the answer the client gets.
+pub trait Store: Send + Sync {
+    /// Where it is and in which role.
+    fn info(&self) -> StoreInfo;
+    /// Counters.
+    fn stats(&self) -> StoreStats;
+    /// `session.create`: the new session id and its expiry (ms since the epoch).
+    fn session_create(
+        &self,
+        client: &str,
+        version: &str,
+        data: &[u8],
+    ) -> Result<(String, u64), Answer>;
+    /// `session.touch`.
+    fn session_touch(&self, sid: &str, version: Option<&str>) -> Result<Touch, Answer>;
+    /// `session.destroy`: whether it was live.
+    fn session_destroy(&self, sid: &str) -> Result<bool, Answer>;
+    /// `session.list`: (sid, expires_at) pairs.
+    fn session_list(&self, client: &str) -> Result<Vec<(String, u64)>, Answer>;
+    /// `cache.get`: the value, if one is stored.
+    fn cache_get(&self, client: &str, kind: &str) -> Result<Option<Vec<u8>>, Answer>;
+    /// `cache.put`: stores a value (bumping the fence: a load in flight is discarded).
+    fn cache_put(
+        &self,
+        client: &str,
+        kind: &str,
+        value: &[u8],
+        ttl_ms: Option<u64>,
+    ) -> Result<(), Answer>;
+    /// `cache.invalidate`: whether something was there.
+    fn cache_invalidate(&self, client: &str, kind: &str) -> Result<bool, Answer>;
+    /// `product.get`: the value, loaded through `loader` by one caller across every
+    /// instance sharing the store.
+    fn get_or_load(
+        &self,
+        client: &str,
+        kind: &str,
+        deadline: Instant,
+        loader: Loader<'_>,
+    ) -> Result<Vec<u8>, Answer>;
+    /// `device.bind`.
+    fn device_bind(&self, device: &str, client: &str) -> Result<(), Answer>;
+    /// `app.start`: warms every cold kind of `kinds` for the device's client; how many
+    /// kinds were loaded.
+    fn warm(&self, device: &str, kinds: &[String], loader: WarmLoader<'_>)
+        -> Result<usize, Answer>;
+}
+
+/// The current time in ms since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}

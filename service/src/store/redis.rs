@@ -1,0 +1,498 @@
+//! [`RedisStore`]: state shared by every instance on Redis (standalone or Cluster),
+//! through keyroute-redis's smart cache ([`SmartCache`], [`Sessions`], [`Devices`]):
+//! single flight across instances, fenced fills, sessions any instance can read.
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use keyroute::cache::{Call, ClientKeys, GetReply, TokenKey, Touch, Value};
+use keyroute::error::ErrorCode;
+use keyroute::frame::TransportError;
+use keyroute::slot::key_slot;
+use keyroute_redis::cache::{
+    evalsha, CacheConfig, Devices, LoadError, SessionConfig, Sessions, SmartCache, Store as Shared,
+};
+use keyroute_redis::cluster::{ClusterClient, ClusterConfig};
+use keyroute_redis::{connect, redact, Error, Timeouts};
+
+use super::{LoadFailure, Loader, Store, StoreInfo, StoreStats, WarmLoader};
+use crate::proto::Answer;
+
+/// Idle direct connections kept (one per thread that may call at once; more are opened
+/// and closed).
+const MAX_IDLE: usize = 128;
+
+/// How long a device binding lasts.
+const DEVICE_TTL: Duration = Duration::from_secs(90 * 86_400);
+
+enum Direct {
+    Single(redis::Connection),
+    Cluster(Box<ClusterClient>),
+}
+
+/// What [`RedisStore::open`] needs besides the URL.
+#[derive(Clone, Debug)]
+pub struct RedisConfig {
+    /// Lease of a load (extended every third while the load runs).
+    pub lease: Duration,
+    /// Freshness of a loaded value.
+    pub soft_ttl: Duration,
+    /// How long a value is kept.
+    pub hard_ttl: Duration,
+    /// Sessions' sliding lifetime.
+    pub session_ttl: Duration,
+    /// Connect and reply timeouts.
+    pub timeouts: Timeouts,
+}
+
+/// State on Redis, shared by every `keyroute serve` instance on it. See [`Store`].
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use keyroute_serve::store::{RedisConfig, RedisStore, Store};
+/// let store = RedisStore::open("redis://127.0.0.1:6379", RedisConfig {
+///     lease: Duration::from_secs(2), soft_ttl: Duration::from_secs(60),
+///     hard_ttl: Duration::from_secs(600), session_ttl: Duration::from_secs(1800),
+///     timeouts: Default::default(),
+/// })?;
+/// assert_eq!(store.info().role, "master");
+/// # Ok::<(), keyroute_serve::ServeError>(())
+/// ```
+pub struct RedisStore {
+    cache: SmartCache,
+    sessions: Sessions,
+    devices: Devices,
+    shown: String,
+    target: Target,
+    direct: Mutex<Vec<Direct>>,
+    role: Mutex<(Instant, String)>,
+}
+
+#[derive(Clone, Debug)]
+enum Target {
+    Single(String, Timeouts),
+    Cluster(Vec<String>, ClusterConfig),
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("redis", &self.shown)
+            .finish_non_exhaustive()
+    }
+}
+
+fn store_error(e: &Error) -> crate::ServeError {
+    crate::ServeError::Store(e.to_string())
+}
+
+/// The answer for a Redis-side error.
+fn answer(e: Error) -> Answer {
+    match e {
+        Error::Input(i) => Answer::data(i.code(), i.to_string()),
+        Error::CacheTimeout { .. } => Answer::Transport(TransportError::LoadTimeout),
+        Error::Backend { code, message, .. } => LoadFailure::answer(&code, &message),
+        e if e.is_connection_error() || e.is_timeout() => {
+            Answer::Transport(TransportError::StoreUnavailable)
+        }
+        Error::Server { ref code, .. }
+            if matches!(
+                code.as_str(),
+                "READONLY" | "MASTERDOWN" | "LOADING" | "NOREPLICAS" | "CLUSTERDOWN" | "TRYAGAIN"
+            ) =>
+        {
+            Answer::Transport(TransportError::StoreUnavailable)
+        }
+        e if matches!(
+            e.code(),
+            ErrorCode::ClusterNoOwner
+                | ErrorCode::ClusterRetriesExhausted
+                | ErrorCode::ClusterUnreachable
+                | ErrorCode::RedisConnect
+                | ErrorCode::RedisConnectionLost
+                | ErrorCode::RedisTimeout
+        ) =>
+        {
+            Answer::Transport(TransportError::StoreUnavailable)
+        }
+        e => Answer::data(e.code(), e.to_string()),
+    }
+}
+
+/// An error of a direct connection: keyroute-redis's, or the `redis` crate's.
+#[derive(Debug)]
+enum DirectError {
+    Keyroute(Error),
+    Raw(redis::RedisError),
+}
+
+impl From<Error> for DirectError {
+    fn from(e: Error) -> Self {
+        DirectError::Keyroute(e)
+    }
+}
+
+impl DirectError {
+    fn is_connection_error(&self) -> bool {
+        match self {
+            DirectError::Keyroute(e) => e.is_connection_error(),
+            DirectError::Raw(e) => e.is_io_error() || e.is_connection_dropped() || e.is_timeout(),
+        }
+    }
+}
+
+fn direct_answer(e: DirectError) -> Answer {
+    match e {
+        DirectError::Keyroute(e) => answer(e),
+        DirectError::Raw(e)
+            if e.is_io_error()
+                || e.is_connection_dropped()
+                || e.is_timeout()
+                || e.is_connection_refusal()
+                || matches!(
+                    e.code(),
+                    Some("READONLY" | "MASTERDOWN" | "LOADING" | "CLUSTERDOWN" | "TRYAGAIN")
+                ) =>
+        {
+            Answer::Transport(TransportError::StoreUnavailable)
+        }
+        DirectError::Raw(e) => Answer::data(ErrorCode::RedisServer, e.to_string()),
+    }
+}
+
+fn to_value(v: redis::Value) -> Value {
+    match v {
+        redis::Value::Int(n) => Value::Int(n),
+        redis::Value::BulkString(b) => Value::Bytes(b),
+        redis::Value::SimpleString(s) => Value::Bytes(s.into_bytes()),
+        redis::Value::Okay => Value::Bytes(b"OK".to_vec()),
+        redis::Value::Array(items) | redis::Value::Set(items) => {
+            Value::Array(items.into_iter().map(to_value).collect())
+        }
+        _ => Value::Nil,
+    }
+}
+
+impl RedisStore {
+    /// Opens the store: `url` is one Redis URL (a Cluster node is detected with `INFO
+    /// cluster`), or several comma-separated seeds of a Cluster.
+    ///
+    /// # Errors
+    /// [`ServeError::Store`](crate::ServeError::Store): a bad URL, Redis unreachable, a
+    /// configuration out of range.
+    pub fn open(url: &str, config: RedisConfig) -> Result<RedisStore, crate::ServeError> {
+        let seeds: Vec<&str> = url
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        let first = *seeds
+            .first()
+            .ok_or_else(|| crate::ServeError::Store("empty --redis".into()))?;
+        let clustered = seeds.len() > 1 || {
+            let mut con = connect(first, config.timeouts).map_err(|e| store_error(&e))?;
+            let info: String = redis::cmd("INFO")
+                .arg("cluster")
+                .query(&mut con)
+                .map_err(|e| {
+                    crate::ServeError::Store(format!("INFO cluster on {}: {e}", redact(first)))
+                })?;
+            info.contains("cluster_enabled:1")
+        };
+        let (shared, target) = if clustered {
+            let cc = ClusterConfig {
+                connect_timeout: config.timeouts.connect,
+                io_timeout: config.timeouts.io,
+                ..ClusterConfig::default()
+            };
+            let s = Shared::cluster(&seeds, cc.clone()).map_err(|e| store_error(&e))?;
+            (
+                s,
+                Target::Cluster(seeds.iter().map(|s| s.to_string()).collect(), cc),
+            )
+        } else {
+            let s = Shared::standalone(first, config.timeouts).map_err(|e| store_error(&e))?;
+            (s, Target::Single(first.to_string(), config.timeouts))
+        };
+        let cache = SmartCache::new(
+            shared.clone(),
+            CacheConfig {
+                lease: config.lease,
+                soft_ttl: config.soft_ttl,
+                hard_ttl: config.hard_ttl,
+                ..CacheConfig::default()
+            },
+        )
+        .map_err(|e| store_error(&e))?;
+        let sessions = Sessions::new(
+            shared.clone(),
+            SessionConfig {
+                ttl: config.session_ttl,
+                ..SessionConfig::default()
+            },
+        )
+        .map_err(|e| store_error(&e))?;
+        let store = RedisStore {
+            cache,
+            sessions,
+            devices: Devices::new(shared.clone()),
+            shown: shared.describe().to_string(),
+            target,
+            direct: Mutex::new(Vec::new()),
+            role: Mutex::new((Instant::now() - Duration::from_secs(60), String::new())),
+        };
+        // Fail now rather than at the first request.
+        store.with(|_| Ok(())).map_err(|e| match e {
+            DirectError::Keyroute(e) => store_error(&e),
+            DirectError::Raw(e) => crate::ServeError::Store(e.to_string()),
+        })?;
+        Ok(store)
+    }
+
+    fn open_direct(&self) -> Result<Direct, Error> {
+        match &self.target {
+            Target::Single(url, t) => Ok(Direct::Single(connect(url, *t)?)),
+            Target::Cluster(seeds, cc) => {
+                let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+                Ok(Direct::Cluster(Box::new(ClusterClient::connect(
+                    &seeds,
+                    cc.clone(),
+                )?)))
+            }
+        }
+    }
+
+    fn pool(&self) -> MutexGuard<'_, Vec<Direct>> {
+        self.direct.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` on a direct connection (for plain reads and the calls the smart cache has
+    /// no method for).
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Direct) -> Result<T, DirectError>,
+    ) -> Result<T, DirectError> {
+        let pooled = self.pool().pop();
+        let mut d = match pooled {
+            Some(d) => d,
+            None => self.open_direct()?,
+        };
+        let out = f(&mut d);
+        if !matches!(&out, Err(e) if e.is_connection_error()) {
+            let mut pool = self.pool();
+            if pool.len() < MAX_IDLE {
+                pool.push(d);
+            }
+        }
+        out
+    }
+
+    fn run(&self, call: &Call<'_>) -> Result<Value, DirectError> {
+        self.with(|d| match d {
+            Direct::Single(con) => Ok(keyroute_redis::cache::eval(con, call)?),
+            Direct::Cluster(c) => {
+                let slot = call.keys.first().map_or(0, |k| key_slot(k));
+                Ok(c.query_slot::<redis::Value>(slot, &evalsha(call))
+                    .map(to_value)?)
+            }
+        })
+    }
+
+    fn notify(&self) -> keyroute::cache::Notify {
+        match self.target {
+            Target::Single(..) => keyroute::cache::Notify::Publish,
+            Target::Cluster(..) => keyroute::cache::Notify::ShardPublish,
+        }
+    }
+
+    fn probe_role(&self) -> String {
+        if matches!(self.target, Target::Cluster(..)) {
+            return "cluster".into();
+        }
+        let role = self.with(|d| match d {
+            Direct::Single(con) => {
+                let v: redis::Value = redis::cmd("ROLE").query(con).map_err(DirectError::Raw)?;
+                Ok(match v {
+                    redis::Value::Array(items) => match items.into_iter().next() {
+                        Some(redis::Value::BulkString(b)) => {
+                            String::from_utf8_lossy(&b).into_owned()
+                        }
+                        Some(redis::Value::SimpleString(s)) => s,
+                        _ => "unknown".into(),
+                    },
+                    _ => "unknown".into(),
+                })
+            }
+            Direct::Cluster(_) => Ok("cluster".into()),
+        });
+        match role {
+            Ok(r) if r == "slave" => "replica".into(),
+            Ok(r) => r,
+            Err(_) => "unreachable".into(),
+        }
+    }
+}
+
+fn loader_error(f: LoadFailure) -> LoadError {
+    LoadError::new(f.code(), f.message())
+}
+
+impl Store for RedisStore {
+    fn info(&self) -> StoreInfo {
+        let mut role = self.role.lock().unwrap_or_else(|e| e.into_inner());
+        if role.0.elapsed() > Duration::from_secs(1) {
+            *role = (Instant::now(), self.probe_role());
+        }
+        StoreInfo {
+            address: self.shown.clone(),
+            role: role.1.clone(),
+        }
+    }
+
+    fn stats(&self) -> StoreStats {
+        let s = self.cache.stats();
+        StoreStats {
+            hits: s.hits,
+            misses: s.leases,
+            backend_loads: s.backend_calls,
+            takeovers: s.takeovers,
+            fenced_fills: s.fenced_fills,
+        }
+    }
+
+    fn session_create(
+        &self,
+        client: &str,
+        version: &str,
+        data: &[u8],
+    ) -> Result<(String, u64), Answer> {
+        let s = self
+            .sessions
+            .create(client, version, data)
+            .map_err(answer)?;
+        Ok((s.id.as_str().to_string(), s.expires_at))
+    }
+
+    fn session_touch(&self, sid: &str, version: Option<&str>) -> Result<Touch, Answer> {
+        self.sessions.touch(sid, version).map_err(answer)
+    }
+
+    fn session_destroy(&self, sid: &str) -> Result<bool, Answer> {
+        self.sessions.destroy(sid).map_err(answer)
+    }
+
+    fn session_list(&self, client: &str) -> Result<Vec<(String, u64)>, Answer> {
+        Ok(self
+            .sessions
+            .list(client)
+            .map_err(answer)?
+            .into_iter()
+            .map(|(sid, x)| (sid.as_str().to_string(), x))
+            .collect())
+    }
+
+    fn cache_get(&self, client: &str, kind: &str) -> Result<Option<Vec<u8>>, Answer> {
+        let keys = ClientKeys::new(client.as_bytes(), &TokenKey::DEFAULT)
+            .map_err(|e| Answer::data(e.code(), e.to_string()))?;
+        let entry = keys
+            .entry(kind.as_bytes())
+            .map_err(|e| Answer::data(e.code(), e.to_string()))?;
+        let mut cmd = redis::cmd("HGET");
+        cmd.arg(&entry).arg("v");
+        self.with(|d| match d {
+            Direct::Single(con) => cmd.query::<Option<Vec<u8>>>(con).map_err(DirectError::Raw),
+            Direct::Cluster(c) => Ok(c.query_key(&entry, &cmd)?),
+        })
+        .map_err(direct_answer)
+    }
+
+    fn cache_put(
+        &self,
+        client: &str,
+        kind: &str,
+        value: &[u8],
+        ttl_ms: Option<u64>,
+    ) -> Result<(), Answer> {
+        let keys = ClientKeys::new(client.as_bytes(), &TokenKey::DEFAULT)
+            .map_err(|e| Answer::data(e.code(), e.to_string()))?;
+        let entry = keys
+            .entry(kind.as_bytes())
+            .map_err(|e| Answer::data(e.code(), e.to_string()))?;
+        keyroute::cache::check_value_len(value.len(), self.cache.config().max_value_len)
+            .map_err(|e| Answer::data(e.code(), e.to_string()))?;
+        let c = self.cache.config();
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let (soft, hard) = match ttl_ms {
+            Some(0) => return Err(Answer::data(ErrorCode::BadTtl, "ttl_ms must be at least 1")),
+            Some(t) => (t, t),
+            None => (ms(c.soft_ttl), ms(c.hard_ttl)),
+        };
+        let notify = self.notify();
+        // Invalidate (bumping the fence: a load in flight is discarded), lease, fill.
+        for _ in 0..3 {
+            self.run(&Call::invalidate(&entry, ms(c.lease), notify, None))
+                .map_err(direct_answer)?;
+            let got = self
+                .run(&Call::get(
+                    &entry,
+                    ms(c.lease),
+                    b"cache.put",
+                    0.0,
+                    false,
+                    None,
+                ))
+                .map_err(direct_answer)?;
+            let fence = match GetReply::decode(got) {
+                Ok(GetReply::Lease { fence, .. }) => fence,
+                Ok(_) => continue,
+                Err(e) => return Err(Answer::data(e.code(), e.to_string())),
+            };
+            let fill = Call::fill(&entry, fence, value, soft, hard, 0, notify, None);
+            self.run(&fill).map_err(direct_answer)?;
+            return Ok(());
+        }
+        Err(Answer::Transport(TransportError::StoreUnavailable))
+    }
+
+    fn cache_invalidate(&self, client: &str, kind: &str) -> Result<bool, Answer> {
+        self.cache.invalidate(client, kind).map_err(answer)
+    }
+
+    fn get_or_load(
+        &self,
+        client: &str,
+        kind: &str,
+        deadline: Instant,
+        loader: Loader<'_>,
+    ) -> Result<Vec<u8>, Answer> {
+        self.cache
+            .get_or_load(client, kind, deadline, || loader().map_err(loader_error))
+            .map_err(answer)
+    }
+
+    fn device_bind(&self, device: &str, client: &str) -> Result<(), Answer> {
+        self.devices
+            .bind(device, client, DEVICE_TTL)
+            .map(|_| ())
+            .map_err(answer)
+    }
+
+    fn warm(
+        &self,
+        device: &str,
+        kinds: &[String],
+        loader: WarmLoader<'_>,
+    ) -> Result<usize, Answer> {
+        let report = self
+            .cache
+            .warm(device, kinds, |client, kind| {
+                loader(
+                    &String::from_utf8_lossy(client),
+                    &String::from_utf8_lossy(kind),
+                )
+                .map_err(loader_error)
+            })
+            .map_err(answer)?;
+        Ok(report.granted.len())
+    }
+}
