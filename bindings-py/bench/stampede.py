@@ -206,10 +206,19 @@ def worker(peer: str, port: int, key: str, start: float, n: int, backend_s: floa
         with lock:
             lat.append(took)
             served.append(time.time())
+            if len(lat) == n:
+                done.set()
+        # Exit together once every request is served (as a server's pooled threads would
+        # not exit): a thread's exit takes CPU and the GIL from requests still being served.
+        done.wait(max(0.0, start + WAIT_CAP_S - time.time()))
 
+    # The main thread sleeps until the last request is served (joining thread after thread
+    # would wake it, and make it take the GIL, while requests are still being served).
+    done = threading.Event()
     threads = [threading.Thread(target=run, daemon=True) for _ in range(n)]
     for t in threads:
         t.start()
+    done.wait(max(0.0, start + WAIT_CAP_S - time.time()))
     for t in threads:
         t.join(max(0.0, start + WAIT_CAP_S - time.time()))
     with lock:

@@ -47,13 +47,24 @@ def stampede(url: str, mode: str, start: float, threads: int, backend_ms: int, c
         except BaseException as e:  # reported to the parent, which fails the test
             with lock:
                 errors.append(repr(e))
+                if len(lat) + len(errors) == threads:
+                    done.set()
             return
         with lock:
             lat.append(took)
+            if len(lat) + len(errors) == threads:
+                done.set()
+        # Exit together once every request is served (as a server's pooled threads would
+        # not exit): a thread's exit takes CPU and the GIL from requests still being served.
+        done.wait(60)
 
+    # The main thread sleeps until the last request is served (joining thread after thread
+    # would wake it, and make it take the GIL, while requests are still being served).
+    done = threading.Event()
     ts = [threading.Thread(target=run) for _ in range(threads)]
     for t in ts:
         t.start()
+    done.wait(60)
     for t in ts:
         t.join()
     print(json.dumps({"lat_ms": lat, "calls": calls, "stats": cache.stats(), "errors": errors}),
