@@ -1,8 +1,9 @@
 # JavaScript: the npm package `keyroute` (bindings-js, wasm-bindgen), its demo page, tests
 # in Node and in Debian's Chromium, and benchmarks against the npm peers.
 #
-#   make test-js    toolchain + npm ci + chromium/redis-server, build, lints, node --test,
-#                   the node-redis recipe on real redis-servers, browser test
+#   make test-js    toolchain + npm ci + chromium/redis-server, build, lints, node --test
+#                   (the smart cache on real redis-servers with the Rust peer), the
+#                   node-redis recipe and the smart-cache example, browser test
 #   make build-js   bindings-js/dist (wasm-bindgen for Node and for browsers)
 #   make pack-js    build/keyroute-<version>.tgz
 #   make demo-web   serve the demo page on http://127.0.0.1:$(DEMO_WEB_PORT)/bindings-js/demo/
@@ -73,10 +74,12 @@ TEST_TARGETS += test-js
 test-js: setup-js lint-js build-js test-js-node test-js-browser
 
 # test/*.test.mjs: the test files only (test/helpers.mjs is a module, not a test).
+# The Rust SmartCache the cache suite shares entries with (bindings-js/examples/cache_peer.rs).
 test-js-node: build-js setup-apt-js
+	$(CARGO) build -q -p keyroute-js --features peer --example cache_peer
 	cd $(JS_DIR) && node --expose-gc --test test/*.test.mjs
 	cd $(ROOT)/examples/node && npm ci --no-audit --no-fund --prefer-offline && node example.cjs && node example.mjs \
-	  && node check_shard_node_redis.mjs
+	  && node check_shard_node_redis.mjs && node check_smart_cache.mjs
 
 test-js-browser: build-js setup-apt-js
 	cd $(JS_DIR) && KEYROUTE_SCREENSHOT_DIR=$(BUILD) node --test test-browser/*.test.mjs
