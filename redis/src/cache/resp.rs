@@ -47,7 +47,9 @@ pub(crate) fn parse(buf: &[u8]) -> io::Result<Option<(Frame, usize)>> {
         }
         return Ok(None);
     };
-    let line = &buf[1..end];
+    // Empty when the buffer starts with CRLF (no type byte): refused below as an unknown
+    // frame type.
+    let line = buf.get(1..end).unwrap_or_default();
     let next = end + 2;
     let int = || -> io::Result<i64> {
         std::str::from_utf8(line)
@@ -199,5 +201,15 @@ mod tests {
         );
         assert!(parse(b"?x\r\n").is_err());
         assert_eq!(encode(&[b"PING"]), b"*1\r\n$4\r\nPING\r\n");
+    }
+
+    /// Found by fuzz/fuzz_targets/resp_parse.rs: a reply starting with CRLF (no type
+    /// byte) panicked on `&buf[1..0]`.
+    #[test]
+    fn a_line_without_a_type_byte_is_refused() {
+        for bad in [&b"\r\n"[..], b"\r\n+OK\r\n", b"\r\n\0\0"] {
+            let err = parse(bad).expect_err("refused");
+            assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        }
     }
 }
