@@ -687,7 +687,7 @@ pub fn raw_peek(
         i: 0,
     };
     let value = walk.next(0).ok_or_else(|| protocol(WHAT))?;
-    if !(crate::error::is_integer(now_ms) && now_ms >= 0.0 && now_ms <= 9_007_199_254_740_992.0) {
+    if !(crate::error::is_integer(now_ms) && (0.0..=9_007_199_254_740_992.0).contains(&now_ms)) {
         return Err(JsError::new(
             ErrorCode::BadType,
             "nowMs must be a safe integer >= 0",
