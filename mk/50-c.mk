@@ -173,13 +173,16 @@ test-c-contract: stage-c $(C_CONTRACT)
 # fresh servers.
 C_WITH_REDIS := $(C_SRC)/tests/with_redis.sh
 C_WITH_REDIS_PAIR := $(C_WITH_REDIS) --password --var KEYROUTE_TEST_REDIS_AUTH_URL $(C_WITH_REDIS)
+# With --cluster (under tests/with_cluster.sh, a throwaway 3-master cluster) the same
+# tests also run on handles opened with keyroute_*_open_cluster(), after their argument
+# statuses.
 test-c-redis: stage-c $(C_VECTORS)
 	$(call c_variants,test_redis,$(C_SRC)/tests/test_redis.c)
-	$(C_WITH_REDIS_PAIR) $(C_BUILD)/test_redis_shared $(C_VECTORS)
+	$(C_WITH_CLUSTER) $(C_WITH_REDIS_PAIR) $(C_BUILD)/test_redis_shared $(C_VECTORS) --cluster
 	$(C_WITH_REDIS_PAIR) $(C_BUILD)/test_redis_static $(C_VECTORS)
 	$(C_WITH_REDIS_PAIR) $(C_BUILD)/test_redis_cxx $(C_VECTORS)
-	$(C_ASAN) $(C_WITH_REDIS_PAIR) $(C_BUILD)/test_redis_asan $(C_VECTORS)
-	$(C_WITH_REDIS_PAIR) $(C_VALGRIND) $(C_BUILD)/test_redis_shared $(C_VECTORS)
+	$(C_ASAN) $(C_WITH_CLUSTER) $(C_WITH_REDIS_PAIR) $(C_BUILD)/test_redis_asan $(C_VECTORS) --cluster
+	$(C_WITH_CLUSTER) $(C_WITH_REDIS_PAIR) $(C_VALGRIND) $(C_BUILD)/test_redis_shared $(C_VECTORS) --cluster
 	$(C_WITH_REDIS_PAIR) $(C_VALGRIND) $(C_BUILD)/test_redis_static $(C_VECTORS)
 
 # The smart cache, sessions and devices (tests/test_cache.c): on the two throwaway
