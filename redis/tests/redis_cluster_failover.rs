@@ -86,6 +86,53 @@ fn sync_replicas(cluster: &Cluster) {
     }
 }
 
+/// A numeric field of `INFO replication` on `port` (`master_repl_offset:`, ...).
+fn repl_field(port: u16, name: &str) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("replication")
+        .query(&mut connect(port))
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Bytes of the replication stream per pick on the master at `port`: (single `pick`,
+/// one pick of a `pick_many(20)`), measured on a pool of its own.
+fn repl_bytes_per_pick(cluster: &Cluster, port: u16, c: &mut ClusterClient) -> (f64, f64) {
+    let pool = LeastUsed::new(pool_key_on(cluster, port, "bytes")).unwrap();
+    pool.seed(c, ["a", "b", "c", "d"], 0, false).unwrap();
+    let o0 = repl_field(port, "master_repl_offset:");
+    for _ in 0..200 {
+        pool.pick(c).unwrap();
+    }
+    let o1 = repl_field(port, "master_repl_offset:");
+    for _ in 0..100 {
+        pool.pick_many(c, 20).unwrap();
+    }
+    let o2 = repl_field(port, "master_repl_offset:");
+    ((o1 - o0) as f64 / 200.0, (o2 - o1) as f64 / 2000.0)
+}
+
+/// Samples, until `until`, how far the replica at `replica` lags behind its master at
+/// `master` in the replication stream (bytes): the replica's offset is read first, so
+/// each sample over-states the lag (the master may advance between the two reads).
+/// Returns (max, mean, samples).
+fn sample_repl_lag(master: u16, replica: u16, until: Instant) -> (u64, f64, u64) {
+    let (mut max, mut sum, mut n) = (0u64, 0u64, 0u64);
+    while Instant::now() < until {
+        let r = repl_field(replica, "slave_repl_offset:");
+        let m = repl_field(master, "master_repl_offset:");
+        let lag = m.saturating_sub(r);
+        max = max.max(lag);
+        sum += lag;
+        n += 1;
+        thread::sleep(Duration::from_millis(2));
+    }
+    (max, sum as f64 / n.max(1) as f64, n)
+}
+
 fn commandstat(port: u16, name: &str) -> u64 {
     let info: String = redis::cmd("INFO")
         .arg("commandstats")
@@ -289,10 +336,11 @@ fn replica_reads_when_asked() {
 #[test]
 fn master_killed_during_picks_fails_over_and_picks_continue() {
     let mut cluster = Cluster::start_with_replicas(3, 1);
-    let (victim, _) = cluster.masters()[0].clone();
+    let (victim, victim_replicas) = cluster.masters()[0].clone();
     let key = pool_key_on(&cluster, victim, "fo");
     let pool = LeastUsed::new(&key).unwrap();
     let mut c = client(&cluster, config());
+    let (bytes_single, bytes_many) = repl_bytes_per_pick(&cluster, victim, &mut c);
     let members: Vec<String> = (0..5).map(|i| format!("proxy-{i}")).collect();
     pool.seed(&mut c, &members, 0, false).unwrap();
     pool.remove(&mut c, b"proxy-4").unwrap();
@@ -316,7 +364,12 @@ fn master_killed_during_picks_fails_over_and_picks_continue() {
             )
         })
         .collect();
-    thread::sleep(Duration::from_millis(1000));
+    // The replication lag under this load: what a master dying at any instant of it
+    // could take with it (a SIGKILL on 127.0.0.1 still lets the kernel deliver what the
+    // master had written to the replica's socket; a crashed host or a partition does not).
+    thread::sleep(Duration::from_millis(200));
+    let (lag_max, lag_mean, lag_samples) =
+        sample_repl_lag(victim, victim_replicas[0], t0 + Duration::from_millis(1000));
     let kill_ms = t0.elapsed().as_millis() as u64;
     cluster.kill(victim);
     let failover = cluster.wait_failover(key_slot(key.as_bytes()), victim);
@@ -344,6 +397,13 @@ fn master_killed_during_picks_fails_over_and_picks_continue() {
         "FIGURES failover_during_picks: failover took {failover:?}; keys_lost={lost_keys}; \
          lost picks between {lo} and {hi}; stats {:?}",
         tallies.iter().map(|t| t.stats).collect::<Vec<_>>()
+    );
+    eprintln!(
+        "FIGURES replication_lag: {lag_samples} samples in the 800 ms before the kill: max \
+         {lag_max} B, mean {lag_mean:.0} B; replication stream {bytes_single:.0} B per single \
+         pick, {bytes_many:.1} B per pick of a pick_many(20): at most ~{:.0} acknowledged \
+         picks were not yet on the replica at any sample",
+        lag_max as f64 / bytes_many.max(1.0)
     );
 }
 
