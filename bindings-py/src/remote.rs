@@ -130,7 +130,7 @@ impl Conn {
     ) -> PyResult<T> {
         py.detach(|| {
             let mut link = self.lock();
-            f(&mut *link).map_err(|e| link.explain(e))
+            f(&mut link).map_err(|e| link.explain(e))
         })
         .map_err(from_redis)
     }
