@@ -68,6 +68,11 @@ impl RedisArgs {
     /// with errors a user can act on.
     pub fn open(&self) -> Result<(LeastUsed, Link), CliError> {
         let pool = LeastUsed::new(&self.pool).map_err(|e| CliError::from(e).context("--pool"))?;
+        Ok((pool, self.connect()?))
+    }
+
+    /// A connection to the server, or a cluster client with its topology read.
+    pub fn connect(&self) -> Result<Link, CliError> {
         let timeouts = Timeouts::uniform(Duration::from_millis(self.timeout_ms.max(1)));
         let mut con = if self.cluster {
             let seeds: Vec<&str> = self.redis.iter().map(String::as_str).collect();
@@ -93,7 +98,7 @@ impl RedisArgs {
             };
             CliError::from(e).context(format!("{what} {}", self.place()))
         })?;
-        Ok((pool, con))
+        Ok(con)
     }
 }
 
