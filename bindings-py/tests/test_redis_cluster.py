@@ -287,5 +287,7 @@ def test_master_killed_during_picks_then_picks_continue(replicas: ReplicaCluster
     assert after_kill[0] > 0, "picks continue after the failover"
     assert counted <= acked + uncertain, "no pick counted twice"
     assert acked - counted <= 2000, "lost at most the last replication window"
+    # CLUSTER_NO_OWNER: a map read mid-failover had no master for the slot (not sent).
     assert errors <= {"REDIS_TIMEOUT", "REDIS_CONNECTION_LOST", "REDIS_CONNECT",
-                      "CLUSTER_RETRIES_EXHAUSTED", "CLUSTER_UNREACHABLE"}, errors
+                      "CLUSTER_RETRIES_EXHAUSTED", "CLUSTER_UNREACHABLE",
+                      "CLUSTER_NO_OWNER"}, errors

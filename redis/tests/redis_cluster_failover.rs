@@ -213,6 +213,7 @@ fn picker(
                                 e.code().as_str(),
                                 "CLUSTER_RETRIES_EXHAUSTED"
                                     | "CLUSTER_UNREACHABLE"
+                                    | "CLUSTER_NO_OWNER"
                                     | "REDIS_SERVER"
                             ),
                             "{e}"
