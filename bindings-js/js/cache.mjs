@@ -877,13 +877,14 @@ export function createCacheApi(wasm, scripts, node) {
           try {
             reply = decodeReply('sc-get', await this.#link.eval(call, deadline));
           } catch (e) {
+            // The call was cut at the caller's deadline: the caller's timeout.
+            if (e.code === 'REDIS_TIMEOUT' && clock() >= deadline) throw timeout(entry, started);
             // Waiting already: Redis may come back before the deadline.
             if (sub && connectionError(e)) {
               lastError = e;
               await sleep(poll.nextWait(Infinity, deadline - clock()));
               continue;
             }
-            if (e.code === 'REDIS_TIMEOUT' && clock() >= deadline) throw timeout(entry, started);
             throw e;
           }
           lastError = null;

@@ -247,15 +247,16 @@ impl SmartCache {
             );
             let reply = match self.store.eval(&call, Some(deadline)) {
                 Ok(value) => GetReply::decode(value)?,
+                // The call was cut at the caller's deadline: the caller's timeout.
+                Err(e) if e.is_timeout() && Instant::now() >= deadline => {
+                    return Err(timeout(entry, started))
+                }
                 // Waiting already: Redis may come back before the deadline.
                 Err(e) if sub.is_some() && e.is_connection_error() => {
                     last_error = Some(e);
                     let wait = poll.next_wait(u64::MAX, ms_until(deadline));
                     thread::sleep(Duration::from_millis(wait));
                     continue;
-                }
-                Err(e) if e.is_timeout() && Instant::now() >= deadline => {
-                    return Err(timeout(entry, started))
                 }
                 Err(e) => return Err(e),
             };
