@@ -659,7 +659,7 @@ pub fn raw_decode(
     Ok(b)
 }
 
-/// The fields the warm-hit fast path reads (`HMGET entry v ver sx d hx`).
+/// The fields the warm-hit fast path reads (`HMGET entry v sx d hx`).
 #[wasm_bindgen(js_name = rawPeekFields)]
 pub fn raw_peek_fields() -> Vec<String> {
     PEEK_FIELDS.iter().map(|f| String::from(*f)).collect()
