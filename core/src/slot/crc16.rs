@@ -226,12 +226,15 @@ pub fn crc16_xmodem_with(path: Crc16Path, crc: u16, data: &[u8]) -> Option<u16> 
 pub(super) mod clmul {
     use core::sync::atomic::{AtomicU8, Ordering};
 
-    use super::super::crc16_clmul::{has_pclmul, has_vpclmul, pclmul};
+    use super::super::crc16_clmul::{has_pclmul, has_vpclmul, pclmul, vpclmul};
     use super::Crc16Path;
 
     /// The shortest input PCLMULQDQ folding is faster for (measured: `bench/benches/slot.rs`,
     /// `crc16_paths`).
     pub(crate) const PCLMUL_MIN: usize = 48;
+    /// The shortest input VPCLMULQDQ folding is used for (one stride; measured faster than
+    /// PCLMULQDQ from there).
+    pub(crate) const VPCLMUL_MIN: usize = 256;
 
     /// 0: not yet decided; else 1 + the index of the path in `Crc16Path::ALL`.
     static SELECTED: AtomicU8 = AtomicU8::new(0);
@@ -285,6 +288,9 @@ pub(super) mod clmul {
             Crc16Path::Table => None,
             // SAFETY: VPCLMULQDQ and its companions are available (the caller checked or
             // `selected` detected them); the length is checked here.
+            Crc16Path::Vpclmul if data.len() >= VPCLMUL_MIN => unsafe {
+                vpclmul::<SCAN>(crc, data)
+            },
             // SAFETY: PCLMULQDQ is available (implied by either SIMD path); length >= 16.
             Crc16Path::Pclmul | Crc16Path::Vpclmul => unsafe { pclmul::<SCAN>(crc, data) },
         }

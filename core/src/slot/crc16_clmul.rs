@@ -15,24 +15,36 @@
 //! The instruction sets are detected at run time with `cpufeatures` (CPUID, no_std).
 
 use core::arch::x86_64::{
-    __m128i, _mm_clmulepi64_si128, _mm_cmpeq_epi8, _mm_cvtsi128_si64, _mm_extract_epi64,
-    _mm_loadu_si128, _mm_or_si128, _mm_set1_epi8, _mm_set_epi64x, _mm_set_epi8, _mm_setzero_si128,
-    _mm_shuffle_epi8, _mm_testz_si128, _mm_xor_si128,
+    __m128i, __m512i, _mm512_broadcast_i32x4, _mm512_clmulepi64_epi128, _mm512_cmpeq_epi8_mask,
+    _mm512_extracti32x4_epi32, _mm512_loadu_si512, _mm512_set1_epi8, _mm512_shuffle_epi8,
+    _mm512_xor_si512, _mm512_zextsi128_si512, _mm_clmulepi64_si128, _mm_cmpeq_epi8,
+    _mm_cvtsi128_si64, _mm_extract_epi64, _mm_loadu_si128, _mm_or_si128, _mm_set1_epi8,
+    _mm_set_epi64x, _mm_set_epi8, _mm_setzero_si128, _mm_shuffle_epi8, _mm_testz_si128,
+    _mm_xor_si128,
 };
 
 use super::crc16::{fold16, fold_tail};
 use super::tag::find_byte;
 
 cpufeatures::new!(pclmul_cpuid, "pclmulqdq", "ssse3", "sse4.1");
+cpufeatures::new!(
+    vpclmul_cpuid,
+    "pclmulqdq",
+    "ssse3",
+    "sse4.1",
+    "avx512f",
+    "avx512bw",
+    "vpclmulqdq"
+);
 
 /// Whether this CPU runs [`pclmul`].
 pub(super) fn has_pclmul() -> bool {
     pclmul_cpuid::get()
 }
 
-/// VPCLMULQDQ (its intrinsics need Rust 1.89): not yet.
+/// Whether this CPU runs [`vpclmul`].
 pub(super) fn has_vpclmul() -> bool {
-    false
+    vpclmul_cpuid::get()
 }
 
 /// `x^n mod P` for the CRC polynomial `P = x^16 + x^12 + x^5 + 1`.
@@ -174,6 +186,91 @@ pub(super) unsafe fn pclmul<const SCAN: bool>(crc: u16, data: &[u8]) -> Option<u
     acc = _mm_xor_si128(acc, shift(x[6], k::<128>()));
     // SAFETY: off <= n.
     unsafe { finish::<SCAN>(data, off, acc, seen) }
+}
+
+/// The 64-byte counterpart of [`shift`]: four lanes at once.
+#[target_feature(enable = "pclmulqdq,ssse3,sse4.1,avx512f,avx512bw,vpclmulqdq")]
+#[inline]
+fn shift512(x: __m512i, k: __m512i) -> __m512i {
+    _mm512_xor_si512(
+        _mm512_clmulepi64_epi128(x, k, 0x11),
+        _mm512_clmulepi64_epi128(x, k, 0x00),
+    )
+}
+
+/// [`k`] in each of the four lanes.
+#[target_feature(enable = "pclmulqdq,ssse3,sse4.1,avx512f,avx512bw,vpclmulqdq")]
+#[inline]
+fn k512<const D: u32>() -> __m512i {
+    _mm512_broadcast_i32x4(k::<D>())
+}
+
+/// Loads 64 bytes at `p`, records `{` (when `SCAN`), byte swaps each 16-byte lane.
+///
+/// # Safety
+/// `p..p + 64` is readable; the CPU has the target features.
+#[target_feature(enable = "pclmulqdq,ssse3,sse4.1,avx512f,avx512bw,vpclmulqdq")]
+#[inline]
+unsafe fn load512<const SCAN: bool>(p: *const u8, seen: &mut u64) -> __m512i {
+    // SAFETY: the caller's.
+    let raw = unsafe { _mm512_loadu_si512(p.cast()) };
+    if SCAN {
+        *seen |= _mm512_cmpeq_epi8_mask(raw, _mm512_set1_epi8(b'{' as i8));
+    }
+    _mm512_shuffle_epi8(raw, _mm512_broadcast_i32x4(swap_mask()))
+}
+
+/// CRC-16/XMODEM of `data` continuing from `crc`, by VPCLMULQDQ on 512-bit registers:
+/// four accumulators of four lanes over 256-byte strides, then one register over 64-byte
+/// strides, then [`finish`]. `SCAN` as for [`pclmul`].
+///
+/// # Safety
+/// `data.len() >= 256`; the CPU has the target features ([`has_vpclmul`]).
+#[target_feature(enable = "pclmulqdq,ssse3,sse4.1,avx512f,avx512bw,vpclmulqdq")]
+pub(super) unsafe fn vpclmul<const SCAN: bool>(crc: u16, data: &[u8]) -> Option<u16> {
+    debug_assert!(data.len() >= 256);
+    let n = data.len();
+    let p = data.as_ptr();
+    let mut seen = 0u64;
+    let mut z = [_mm512_zextsi128_si512(_mm_setzero_si128()); 4];
+    for (i, zi) in z.iter_mut().enumerate() {
+        // SAFETY: n >= 256.
+        *zi = unsafe { load512::<SCAN>(p.add(64 * i), &mut seen) };
+    }
+    z[0] = _mm512_xor_si512(z[0], _mm512_zextsi128_si512(initial(crc)));
+    let mut off = 256;
+    let k2048 = k512::<2048>();
+    while n - off >= 256 {
+        if SCAN && seen != 0 {
+            return None;
+        }
+        for (i, zi) in z.iter_mut().enumerate() {
+            // SAFETY: 256 bytes from `off` are in `data`.
+            let b = unsafe { load512::<SCAN>(p.add(off + 64 * i), &mut seen) };
+            *zi = _mm512_xor_si512(shift512(*zi, k2048), b);
+        }
+        off += 256;
+    }
+    let mut acc = z[3];
+    acc = _mm512_xor_si512(acc, shift512(z[0], k512::<1536>()));
+    acc = _mm512_xor_si512(acc, shift512(z[1], k512::<1024>()));
+    acc = _mm512_xor_si512(acc, shift512(z[2], k512::<512>()));
+    let k512b = k512::<512>();
+    while n - off >= 64 {
+        // SAFETY: 64 bytes from `off` are in `data`.
+        let b = unsafe { load512::<SCAN>(p.add(off), &mut seen) };
+        acc = _mm512_xor_si512(shift512(acc, k512b), b);
+        off += 64;
+    }
+    if SCAN && seen != 0 {
+        return None;
+    }
+    let mut x = _mm512_extracti32x4_epi32(acc, 3);
+    x = _mm_xor_si128(x, shift(_mm512_extracti32x4_epi32(acc, 0), k::<384>()));
+    x = _mm_xor_si128(x, shift(_mm512_extracti32x4_epi32(acc, 1), k::<256>()));
+    x = _mm_xor_si128(x, shift(_mm512_extracti32x4_epi32(acc, 2), k::<128>()));
+    // SAFETY: off <= n.
+    unsafe { finish::<SCAN>(data, off, x, _mm_setzero_si128()) }
 }
 
 #[cfg(test)]
