@@ -50,6 +50,13 @@ impl Circle {
     }
 
     /// Number of points.
+    /// Heap bytes held: points, owners and the bucket table (capacities).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.points.capacity() * core::mem::size_of::<u64>()
+            + self.owners.capacity() * core::mem::size_of::<u32>()
+            + self.table.capacity() * core::mem::size_of::<u32>()
+    }
+
     #[inline]
     pub(crate) fn len(&self) -> usize {
         self.points.len()
