@@ -42,6 +42,16 @@ fn same_as_fresh(ring: &Ring, model: &[(String, u32)]) -> Result<(), TestCaseErr
         prop_assert_eq!(ring.weight(n), Some(*w));
     }
     prop_assert!(!ring.contains("not-a-node"));
+    // The lookup index too: every key (and every point's own position) finds the same owner.
+    for k in 0..200u32 {
+        let key = k.to_le_bytes();
+        prop_assert_eq!(ring.get_index(&key), fresh.get_index(&key));
+    }
+    for &pos in fresh.positions() {
+        for h in [pos.wrapping_sub(1), pos, pos.wrapping_add(1)] {
+            prop_assert_eq!(ring.point_for_hash(h), fresh.point_for_hash(h));
+        }
+    }
     Ok(())
 }
 

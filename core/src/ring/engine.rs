@@ -276,9 +276,11 @@ impl Ring {
             new.push((pt, r));
         });
         sort_points(&mut new);
+        let old_shift = self.circle.shift();
         let Circle {
             mut points,
             mut owners,
+            table,
             ..
         } = core::mem::take(&mut self.circle);
         // Merge from the back, in place: (point, node index) order, as a build sorts.
@@ -299,23 +301,37 @@ impl Ring {
             }
             w -= 1;
         }
-        order_ties(&points, &mut owners, p.ties(), &self.nodes);
-        self.circle = Circle::new(points, owners, p.hash().bits());
+        let changed: Vec<u64> = new.iter().map(|e| e.0).collect();
+        order_ties_at(&points, &mut owners, p.ties(), &self.nodes, &changed);
+        self.circle = Circle::updated(
+            points,
+            owners,
+            p.hash().bits(),
+            table,
+            old_shift,
+            &changed,
+            true,
+        );
         Ok(())
     }
 
     /// Drops node `index`'s points from the circle (incremental profiles); with `renumber`
     /// (the node left `nodes`) later nodes' indexes move down by one.
     fn remove_points(&mut self, index: u32, renumber: bool) {
+        let old_shift = self.circle.shift();
         let Circle {
             mut points,
             mut owners,
+            table,
             ..
         } = core::mem::take(&mut self.circle);
         let mut w = 0;
+        let mut gone = Vec::new();
         for r in 0..points.len() {
             let o = owners[r];
-            if o != index {
+            if o == index {
+                gone.push(points[r]);
+            } else {
                 points[w] = points[r];
                 owners[w] = if renumber && o > index { o - 1 } else { o };
                 w += 1;
@@ -323,7 +339,15 @@ impl Ring {
         }
         points.truncate(w);
         owners.truncate(w);
-        self.circle = Circle::new(points, owners, self.profile.hash().bits());
+        self.circle = Circle::updated(
+            points,
+            owners,
+            self.profile.hash().bits(),
+            table,
+            old_shift,
+            &gone,
+            false,
+        );
     }
 
     /// The number of points on the circle.
@@ -620,7 +644,12 @@ impl Ring {
             }
         }
         order_ties(&points, &mut owners, p.ties(), &self.nodes);
-        self.circle = Circle::new(points, owners, p.hash().bits());
+        self.circle = Circle::with_table(
+            points,
+            owners,
+            p.hash().bits(),
+            core::mem::take(&mut self.circle.table),
+        );
         Ok(())
     }
 }
@@ -669,7 +698,12 @@ fn node_points(
 /// `i` the first node (in input order) whose name an earlier node already has.
 fn name_index(nodes: &[Node]) -> Result<Vec<u32>, usize> {
     let mut idx: Vec<u32> = (0..nodes.len() as u32).collect();
-    idx.sort_by(|&a, &b| nodes[a as usize].name.cmp(&nodes[b as usize].name));
+    idx.sort_unstable_by(|&a, &b| {
+        nodes[a as usize]
+            .name
+            .cmp(&nodes[b as usize].name)
+            .then(a.cmp(&b))
+    });
     let mut first_dup: Option<usize> = None;
     for w in idx.windows(2) {
         if nodes[w[0] as usize].name == nodes[w[1] as usize].name {
@@ -695,7 +729,37 @@ fn order_ties(points: &[u64], owners: &mut [u32], ties: Ties, nodes: &[Node]) {
         while end < points.len() && points[end] == points[start] {
             end += 1;
         }
-        let run = &mut owners[start..end];
+        order_run(&mut owners[start..end], ties, nodes);
+        start = end;
+    }
+}
+
+/// [`order_ties`] for the runs of equal points that hold one of `changed` (sorted): after
+/// an incremental change only those can be out of order.
+fn order_ties_at(points: &[u64], owners: &mut [u32], ties: Ties, nodes: &[Node], changed: &[u64]) {
+    if ties == Ties::FirstNode {
+        return;
+    }
+    let mut last = None;
+    for &p in changed {
+        if last == Some(p) {
+            continue;
+        }
+        last = Some(p);
+        let lo = points.partition_point(|&q| q < p);
+        let mut hi = lo;
+        while hi < points.len() && points[hi] == p {
+            hi += 1;
+        }
+        if hi - lo > 1 {
+            order_run(&mut owners[lo..hi], ties, nodes);
+        }
+    }
+}
+
+/// Applies the tie rule to the owners of one run of equal points.
+fn order_run(run: &mut [u32], ties: Ties, nodes: &[Node]) {
+    {
         match ties {
             // A dict overwritten in insertion order: every copy of a point is the winner's.
             Ties::LastNode => {
@@ -714,7 +778,6 @@ fn order_ties(points: &[u64], owners: &mut [u32], ties: Ties, nodes: &[Node]) {
             }
             Ties::FirstNode => {}
         }
-        start = end;
     }
 }
 

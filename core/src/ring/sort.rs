@@ -30,31 +30,40 @@ pub(crate) fn bucket_sort<T: RadixKey + Ord>(v: &mut Vec<T>) {
         v.sort_unstable();
         return;
     }
-    // About one bucket per item, at most 2^24 (64 MiB of counts for 2^24 items).
-    let bits = (usize::BITS - (n - 1).leading_zeros()).min(24);
+    // About one bucket per two items (at most 2^23: 32 MiB of counts for 2^24 items).
+    let bits = (usize::BITS - 1 - (n - 1).leading_zeros()).min(23);
     let shift = 64 - bits;
-    let mut start = alloc::vec![0u32; (1usize << bits) + 1];
+    // ends[b + 1]: counts, then where bucket b starts; after the scatter, where it ends.
+    let mut ends = alloc::vec![0u32; (1usize << bits) + 1];
     for x in v.iter() {
-        start[(x.key() >> shift) as usize + 1] += 1;
+        ends[(x.key() >> shift) as usize + 1] += 1;
     }
-    for b in 1..start.len() {
-        start[b] += start[b - 1];
+    let mut fullest = 0;
+    for b in 1..ends.len() {
+        fullest = fullest.max(ends[b]);
+        ends[b] += ends[b - 1];
     }
     let mut out: Vec<T> = alloc::vec![v[0]; n];
-    {
-        let mut next = start.clone();
-        for x in v.iter() {
-            let b = (x.key() >> shift) as usize;
-            out[next[b] as usize] = *x;
-            next[b] += 1;
-        }
+    for x in v.iter() {
+        let b = (x.key() >> shift) as usize;
+        out[ends[b] as usize] = *x;
+        ends[b] += 1;
     }
-    for w in start.windows(2) {
-        let bucket = &mut out[w[0] as usize..w[1] as usize];
-        match bucket.len() {
-            0 | 1 => {}
-            2..=16 => insertion_sort(bucket),
-            _ => bucket.sort_unstable(),
+    if fullest <= 32 {
+        // Every item is already in its bucket and every bucket holds at most 32: one
+        // insertion sort over the whole array moves each item within its bucket only
+        // (linear, and no loop over the buckets).
+        insertion_sort(&mut out);
+    } else {
+        let mut from = 0;
+        for &end in &ends[..ends.len() - 1] {
+            let bucket = &mut out[from..end as usize];
+            match bucket.len() {
+                0 | 1 => {}
+                2..=16 => insertion_sort(bucket),
+                _ => bucket.sort_unstable(),
+            }
+            from = end as usize;
         }
     }
     *v = out;
