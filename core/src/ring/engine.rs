@@ -666,18 +666,22 @@ fn node_points(
     mut push: impl FnMut(u64, u32),
 ) {
     let server = server_string(name, p.default_port()).as_bytes();
+    let mut k = Decimal::zero();
     match p.hash() {
         PointHash::Md5 => {
             let per_digest = p.points_per_digest().max(1) as usize;
-            for k in 0..digests {
-                buf.clear();
-                buf.extend_from_slice(server);
-                buf.push(b'-');
-                push_decimal(buf, k);
+            buf.clear();
+            buf.extend_from_slice(server);
+            buf.push(b'-');
+            let head = buf.len();
+            for _ in 0..digests {
+                buf.truncate(head);
+                buf.extend_from_slice(k.as_bytes());
                 let d = md5(buf);
                 for h in 0..per_digest {
                     push(u64::from(ketama_point(&d, h)), index);
                 }
+                k.increment();
             }
         }
         PointHash::SipHash13 => {
@@ -685,12 +689,49 @@ fn node_points(
             buf.extend_from_slice(server);
             buf.push(b'-');
             let prefix = native_prefix(buf);
-            for k in 0..digests {
-                buf.clear();
-                push_decimal(buf, k);
-                push(native_point_from(&prefix, buf), index);
+            for _ in 0..digests {
+                push(native_point_from(&prefix, k.as_bytes()), index);
+                k.increment();
             }
         }
+    }
+}
+
+/// A decimal counter kept as its ASCII digits (a build numbers a node's digests 0, 1,
+/// 2, ...: incrementing the text is cheaper than formatting each number).
+struct Decimal {
+    digits: [u8; 20],
+    start: usize,
+}
+
+impl Decimal {
+    fn zero() -> Decimal {
+        let mut digits = [b'0'; 20];
+        digits[19] = b'0';
+        Decimal { digits, start: 19 }
+    }
+
+    #[inline]
+    fn as_bytes(&self) -> &[u8] {
+        &self.digits[self.start..]
+    }
+
+    #[inline]
+    fn increment(&mut self) {
+        let mut i = self.digits.len();
+        loop {
+            i -= 1;
+            if self.digits[i] == b'9' {
+                self.digits[i] = b'0';
+                if i == 0 {
+                    return; // past u64::MAX digits: never reached (digests < 2^25)
+                }
+            } else {
+                self.digits[i] += 1;
+                break;
+            }
+        }
+        self.start = self.start.min(i);
     }
 }
 
@@ -796,6 +837,7 @@ fn server_string(name: &str, default_port: Option<u16>) -> &str {
     }
 }
 
+#[cfg(test)]
 fn push_decimal(buf: &mut Vec<u8>, mut v: u64) {
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
@@ -813,6 +855,18 @@ fn push_decimal(buf: &mut Vec<u8>, mut v: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimal_counter_counts() {
+        let mut d = Decimal::zero();
+        let mut buf = Vec::new();
+        for k in 0..100_500u64 {
+            buf.clear();
+            push_decimal(&mut buf, k);
+            assert_eq!(d.as_bytes(), buf.as_slice(), "{k}");
+            d.increment();
+        }
+    }
 
     #[test]
     fn server_strings() {
