@@ -252,25 +252,14 @@ pub(super) mod clmul {
     #[cold]
     #[inline(never)]
     fn decide() -> Crc16Path {
-        let mut path = if has_vpclmul() {
+        let detected = if has_vpclmul() {
             Crc16Path::Vpclmul
         } else if has_pclmul() {
             Crc16Path::Pclmul
         } else {
             Crc16Path::Table
         };
-        #[cfg(feature = "std")]
-        if let Some(v) = std::env::var_os("KEYROUTE_CRC16") {
-            let forced = match v.to_str() {
-                Some("table") => Some(Crc16Path::Table),
-                Some("pclmul") => Some(Crc16Path::Pclmul),
-                Some("vpclmul") => Some(Crc16Path::Vpclmul),
-                _ => None,
-            };
-            if let Some(f) = forced.filter(|f| f.available()) {
-                path = f;
-            }
-        }
+        let path = forced().filter(|f| f.available()).unwrap_or(detected);
         let code = match path {
             Crc16Path::Table => 1,
             Crc16Path::Pclmul => 2,
@@ -278,6 +267,23 @@ pub(super) mod clmul {
         };
         SELECTED.store(code, Ordering::Relaxed);
         path
+    }
+
+    /// The path `KEYROUTE_CRC16` names, if any (read once, on first use; `std` only).
+    #[cfg(feature = "std")]
+    fn forced() -> Option<Crc16Path> {
+        match std::env::var_os("KEYROUTE_CRC16")?.to_str()? {
+            "table" => Some(Crc16Path::Table),
+            "pclmul" => Some(Crc16Path::Pclmul),
+            "vpclmul" => Some(Crc16Path::Vpclmul),
+            _ => None,
+        }
+    }
+
+    /// Without `std` there is no environment to read.
+    #[cfg(not(feature = "std"))]
+    fn forced() -> Option<Crc16Path> {
+        None
     }
 
     /// `path` over `data` (`data.len() >= PCLMUL_MIN`, `path` available); `None` for the
