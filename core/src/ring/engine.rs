@@ -7,7 +7,7 @@ use super::error::RingError;
 use super::hash::{ketama_point, key_hash, md5, native_point_from, native_prefix};
 use super::index::Circle;
 use super::profile::{digests_for, Lookup, PointHash, Profile, Ties, WeightRule};
-use super::sort::sort_points;
+use super::sort::{sort_by_less, sort_points};
 
 /// The node index [`Ring::get_many_to_slice`] writes for a key on an empty ring.
 pub const NO_NODE: u32 = u32::MAX;
@@ -130,8 +130,13 @@ impl Ring {
     /// points of a node depend on its own weight only) and the arrays can be updated in
     /// place: true for `native`. The ketama family spreads a fixed total over all nodes
     /// (every share changes), and a `LastNode` tie rule forgets which nodes shared a point.
+    ///
+    /// Not with `small-sort` (the size-minded build of the JavaScript package): there a
+    /// change rebuilds, which keeps the incremental code out of its .wasm.
     fn incremental(&self) -> bool {
-        self.profile.weight_rule() == WeightRule::PerWeight && self.profile.ties() != Ties::LastNode
+        cfg!(not(feature = "small-sort"))
+            && self.profile.weight_rule() == WeightRule::PerWeight
+            && self.profile.ties() != Ties::LastNode
     }
 
     /// Adds a node. In the ketama family every node's share is recomputed from the new
@@ -739,11 +744,9 @@ impl Decimal {
 /// `i` the first node (in input order) whose name an earlier node already has.
 fn name_index(nodes: &[Node]) -> Result<Vec<u32>, usize> {
     let mut idx: Vec<u32> = (0..nodes.len() as u32).collect();
-    idx.sort_unstable_by(|&a, &b| {
-        nodes[a as usize]
-            .name
-            .cmp(&nodes[b as usize].name)
-            .then(a.cmp(&b))
+    // By name, then index (unique keys: the order is the same whatever the sort).
+    sort_by_less(&mut idx, |&a, &b| {
+        (nodes[a as usize].name.as_str(), a) < (nodes[b as usize].name.as_str(), b)
     });
     let mut first_dup: Option<usize> = None;
     for w in idx.windows(2) {

@@ -83,6 +83,47 @@ fn insertion_sort<T: Copy + Ord>(s: &mut [T]) {
     }
 }
 
+/// Sorts `v` by `less`: the standard library's `sort_unstable_by`, or with `small-sort` a
+/// heap sort (a few hundred bytes of WebAssembly instead of several kilobytes; fine for
+/// the node name index it sorts).
+pub(crate) fn sort_by_less<T: Copy>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    #[cfg(not(feature = "small-sort"))]
+    v.sort_unstable_by(|a, b| {
+        if less(a, b) {
+            core::cmp::Ordering::Less
+        } else if less(b, a) {
+            core::cmp::Ordering::Greater
+        } else {
+            core::cmp::Ordering::Equal
+        }
+    });
+    #[cfg(feature = "small-sort")]
+    {
+        let n = v.len();
+        let sift = |v: &mut [T], mut i: usize, end: usize| loop {
+            let mut c = 2 * i + 1;
+            if c >= end {
+                break;
+            }
+            if c + 1 < end && less(&v[c], &v[c + 1]) {
+                c += 1;
+            }
+            if !less(&v[i], &v[c]) {
+                break;
+            }
+            v.swap(i, c);
+            i = c;
+        };
+        for i in (0..n / 2).rev() {
+            sift(v, i, n);
+        }
+        for end in (1..n).rev() {
+            v.swap(0, end);
+            sift(v, 0, end);
+        }
+    }
+}
+
 /// An item sorted by a 64-bit key.
 pub(crate) trait RadixKey: Copy {
     /// The key.
