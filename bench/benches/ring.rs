@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::net::SocketAddr;
 use std::time::SystemTime;
 
-use criterion::{criterion_group, Criterion, Throughput};
+use criterion::{criterion_group, BatchSize, Criterion, Throughput};
 use keyroute::ring::{Profile, Ring};
 use keyroute_bench::report::{crate_version, CriterionRun, Row, Suite};
 
@@ -158,13 +158,93 @@ fn builds(c: &mut Criterion<Clock>) {
             )
         })
     });
+    let many: Vec<(String, u32)> = (0..100_000).map(|i| (format!("node-{i}"), 1)).collect();
+    let one_vnode = Profile::native().with_vnodes(1).expect("profile");
+    g.bench_function("keyroute native 100000x1", |b| {
+        b.iter(|| {
+            black_box(
+                Ring::with_nodes(one_vnode, many.clone())
+                    .expect("ring")
+                    .point_count(),
+            )
+        })
+    });
+    let too_many: Vec<(String, u32)> = (0..300_000).map(|i| (format!("node-{i}"), 1)).collect();
+    g.bench_function("keyroute libketama 300000 nodes to the point limit", |b| {
+        b.iter(|| black_box(Ring::with_nodes(Profile::libketama(), too_many.clone()).is_err()))
+    });
+    g.bench_function("keyroute native 1000 adds from empty", |b| {
+        b.iter(|| {
+            let mut ring = Ring::new(Profile::native());
+            for (name, w) in &nodes {
+                ring.add(name, *w).expect("add");
+            }
+            black_box(ring.point_count())
+        })
+    });
+    g.finish();
+}
+
+/// One change to a built ring (the clone that gives each iteration a fresh ring is not
+/// timed).
+fn changes(c: &mut Criterion<Clock>) {
+    let mut g = c.benchmark_group("change");
+    g.sample_size(20);
+    let names = |n: usize| -> Vec<(String, u32)> {
+        (0..n)
+            .map(|i| (format!("10.1.{}.{}:6379", i / 256, i % 256), 1))
+            .collect()
+    };
+    let cases = [
+        ("native 1000x160", Profile::native(), 1000usize),
+        (
+            "native 30000x1",
+            Profile::native().with_vnodes(1).expect("profile"),
+            30_000,
+        ),
+        ("native 30000x160", Profile::native(), 30_000),
+        ("libketama 1000", Profile::libketama(), 1000),
+    ];
+    for (label, profile, n) in cases {
+        let ring = Ring::with_nodes(profile, names(n)).expect("ring");
+        g.bench_function(format!("add one to {label}"), |b| {
+            b.iter_batched(
+                || ring.clone(),
+                |mut r| {
+                    r.add("new-node:6379", 1).expect("add");
+                    r
+                },
+                BatchSize::LargeInput,
+            )
+        });
+        g.bench_function(format!("remove one from {label}"), |b| {
+            b.iter_batched(
+                || ring.clone(),
+                |mut r| {
+                    r.remove("10.1.0.7:6379").expect("remove");
+                    r
+                },
+                BatchSize::LargeInput,
+            )
+        });
+        g.bench_function(format!("set_weight one in {label}"), |b| {
+            b.iter_batched(
+                || ring.clone(),
+                |mut r| {
+                    r.set_weight("10.1.0.7:6379", 2).expect("set_weight");
+                    r
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
     g.finish();
 }
 
 criterion_group! {
     name = benches;
     config = Criterion::default().with_measurement(Clock::from_env());
-    targets = lookups, builds
+    targets = lookups, builds, changes
 }
 
 fn main() {
@@ -301,6 +381,21 @@ fn report(run: &CriterionRun) {
             "keyroute libketama 1000 nodes",
             "Rust ring build, libketama profile, 1000 nodes",
         ),
+        (
+            "build/native-100000x1",
+            "keyroute native 100000x1",
+            "Rust ring build, native profile, 100,000 nodes x 1 point (route --vnodes 1)",
+        ),
+        (
+            "build/libketama-300000-limit",
+            "keyroute libketama 300000 nodes to the point limit",
+            "Rust ring build, libketama profile, 300,000 nodes: time to the TooManyPoints error",
+        ),
+        (
+            "build/native-1000-adds",
+            "keyroute native 1000 adds from empty",
+            "Rust Ring::add 1000 times from an empty native ring (160 points per node)",
+        ),
     ] {
         if let Some(ns) = per_call(&format!("build/{label}")) {
             let mut row = Row::new(id, "Ring build", what, measure, "ms/build", ns / 1e6);
@@ -309,6 +404,59 @@ fn report(run: &CriterionRun) {
             }
             suite.push(row);
         }
+    }
+    for label in [
+        "native 1000x160",
+        "native 30000x1",
+        "native 30000x160",
+        "libketama 1000",
+    ] {
+        for (op, verb) in [
+            ("add", "add one to"),
+            ("remove", "remove one from"),
+            ("set_weight", "set_weight one in"),
+        ] {
+            if let Some(ns) = per_call(&format!("change/{verb} {label}")) {
+                suite.push(Row::new(
+                    format!("change/{op}/{}", label.replace(' ', "-")),
+                    "Ring change",
+                    format!("Rust Ring::{op} of one node, {label} ring"),
+                    measure,
+                    "ms/change",
+                    ns / 1e6,
+                ));
+            }
+        }
+    }
+    let nodes: Vec<(String, u32)> = (0..1000)
+        .map(|i| (format!("10.0.{}.{}:6379", i / 256, i % 256), 1))
+        .collect();
+    for (id, profile, what) in [
+        (
+            "memory/native-1000x160",
+            Profile::native(),
+            "native profile, 1000 nodes x 160 points",
+        ),
+        (
+            "memory/libketama-1000",
+            Profile::libketama(),
+            "libketama profile, 1000 nodes",
+        ),
+    ] {
+        let ring = Ring::with_nodes(profile, nodes.clone()).expect("ring");
+        suite.push(
+            Row::new(
+                id,
+                "Ring memory",
+                format!(
+                    "Rust ring circle bytes per point ({what}): positions, owners, lookup index"
+                ),
+                keyroute_bench::report::Measure::Size,
+                "bytes/point",
+                ring.circle_bytes() as f64 / ring.point_count() as f64,
+            )
+            .note("Ring::circle_bytes() / point_count(); node names not counted"),
+        );
     }
     if let Err(e) = suite.write() {
         eprintln!("bench report: could not write rust-ring.json: {e}");

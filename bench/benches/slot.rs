@@ -21,7 +21,9 @@ use std::hint::black_box;
 use std::time::SystemTime;
 
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
-use keyroute::slot::{crc16_xmodem, hash_tag, key_slot, key_slots};
+use keyroute::slot::{
+    crc16_xmodem, crc16_xmodem_with, hash_tag, key_slot, key_slot_with, key_slots, Crc16Path,
+};
 use keyroute_bench::report::{crate_version, CriterionRun, Row, Suite};
 
 #[path = "common/clock.rs"]
@@ -57,6 +59,32 @@ fn bench_crc(c: &mut Criterion<Clock>) {
         g.bench_with_input(BenchmarkId::new("crc16_crate", len), &k, |b, k| {
             b.iter(|| crc16::State::<crc16::XMODEM>::calculate(black_box(k)))
         });
+    }
+    g.finish();
+}
+
+/// Lengths at which the CRC16 paths are compared (their thresholds come from here).
+const PATH_SIZES: [usize; 9] = [16, 32, 48, 64, 96, 128, 256, 512, 1024];
+
+/// Each CRC16 path this CPU has, forced, on the bare checksum and on `key_slot`.
+fn bench_paths(c: &mut Criterion<Clock>) {
+    let mut g = c.benchmark_group("crc16_paths");
+    for len in PATH_SIZES {
+        let k = key(len, 3);
+        g.throughput(Throughput::Bytes(len as u64));
+        for path in Crc16Path::ALL.into_iter().filter(|p| p.available()) {
+            let name = format!("{path:?}").to_lowercase();
+            g.bench_with_input(
+                BenchmarkId::new(format!("crc16/{name}"), len),
+                &k,
+                |b, k| b.iter(|| crc16_xmodem_with(path, 0, black_box(k))),
+            );
+            g.bench_with_input(
+                BenchmarkId::new(format!("key_slot/{name}"), len),
+                &k,
+                |b, k| b.iter(|| key_slot_with(path, black_box(k))),
+            );
+        }
     }
     g.finish();
 }
@@ -103,7 +131,7 @@ fn bench_batch(c: &mut Criterion<Clock>) {
 criterion_group! {
     name = benches;
     config = Criterion::default().with_measurement(Clock::from_env());
-    targets = bench_crc, bench_key_slot, bench_batch
+    targets = bench_crc, bench_key_slot, bench_batch, bench_paths
 }
 
 /// keyroute and the peers agree on every key this benchmark times.
@@ -117,9 +145,15 @@ fn same_answers() -> bool {
             .iter()
             .flat_map(|&len| (0..1000).map(move |i| key(len, 100 + i))),
     );
+    keys.extend(PATH_SIZES.iter().map(|&len| key(len, 3)));
     keys.iter().all(|k| {
         let slot = key_slot(k);
-        crc16_xmodem(k) == crc16::State::<crc16::XMODEM>::calculate(k)
+        let paths_agree = Crc16Path::ALL.into_iter().all(|p| {
+            key_slot_with(p, k).is_none_or(|s| s == slot)
+                && crc16_xmodem_with(p, 0, k).is_none_or(|c| c == crc16_xmodem(k))
+        });
+        paths_agree
+            && crc16_xmodem(k) == crc16::State::<crc16::XMODEM>::calculate(k)
             && redis::cluster_routing::Slot::new(slot)
                 == Some(redis::cluster_routing::Slot::for_key(k))
             && slot == crc16::State::<crc16::XMODEM>::calculate(hash_tag(k)) & 16383
@@ -211,6 +245,28 @@ fn report(run: &CriterionRun, same: bool) {
                 .same_answers(same)
                 .like_for_like(true)
                 .note(gbps(ns)),
+            );
+        }
+    }
+    let selected = format!("{:?}", Crc16Path::selected()).to_lowercase();
+    for len in SIZES {
+        if let (Some(ns), Some(table)) = (
+            run.median(&format!("key_slot/keyroute/{len}")),
+            run.median(&format!("crc16_paths/key_slot/table/{len}")),
+        ) {
+            suite.push(
+                Row::new(
+                    format!("key_slot/{len}/table-path"),
+                    "Cluster key slot",
+                    format!("Rust key_slot ({selected} path on this CPU) vs its own table path forced, {len} B key"),
+                    measure,
+                    "ns/call",
+                    ns,
+                )
+                .peer("keyroute key_slot, table path (key_slot_with)", None, table)
+                .same_answers(same)
+                .like_for_like(true)
+                .note(format!("keyroute {:.2} GB/s; carry-less folding from {} B on", len as f64 / ns, Crc16Path::Pclmul.min_len())),
             );
         }
     }

@@ -27,6 +27,8 @@ pub enum Measure {
     Cpu,
     /// Instructions retired (callgrind or perf counters).
     Instructions,
+    /// A size (bytes of a file or of memory), not a time.
+    Size,
 }
 
 impl Measure {
@@ -38,6 +40,7 @@ impl Measure {
     pub fn as_str(self) -> &'static str {
         match self {
             Measure::Wall => "wall",
+            Measure::Size => "size",
             Measure::Cpu => "cpu",
             Measure::Instructions => "instructions",
         }

@@ -1,6 +1,5 @@
 //! `keyroute.Ring`, `keyroute.RingDiff`, `keyroute.MovedArc`.
 
-use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use pyo3::prelude::*;
@@ -180,20 +179,27 @@ impl PyRing {
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
         let mut ring = state.ring.clone();
         f(&mut ring).map_err(err)?;
-        // Reuse the str objects of nodes that stay.
-        let old: HashMap<&str, &Py<PyString>> = state
-            .ring
-            .nodes()
-            .iter()
-            .map(|n| n.name())
-            .zip(&state.names)
-            .collect();
+        // Reuse the str objects of nodes that stay: a change keeps the order of the nodes
+        // that stay (add appends, remove drops one), so one walk over both lists finds
+        // them; a name not found there gets a new str.
+        let old = state.ring.nodes();
+        let mut j = 0;
         let names = ring
             .nodes()
             .iter()
-            .map(|n| match old.get(n.name()) {
-                Some(s) => s.clone_ref(py),
-                None => PyString::new(py, n.name()).unbind(),
+            .map(|n| {
+                if old.get(j).is_some_and(|o| o.name() != n.name())
+                    && old.get(j + 1).is_some_and(|o| o.name() == n.name())
+                {
+                    j += 1; // the node at j left
+                }
+                match old.get(j) {
+                    Some(o) if o.name() == n.name() => {
+                        j += 1;
+                        state.names[j - 1].clone_ref(py)
+                    }
+                    _ => PyString::new(py, n.name()).unbind(),
+                }
             })
             .collect();
         *state = Arc::new(State { ring, names });

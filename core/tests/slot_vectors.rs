@@ -2,7 +2,7 @@
 //! `CLUSTER KEYSLOT`) must match `key_slot`, the batch form and the hash tag rules.
 use std::{fs, path::PathBuf};
 
-use keyroute::slot::{crc16_xmodem, hash_tag, key_slot, key_slots};
+use keyroute::slot::{crc16_xmodem, hash_tag, key_slot, key_slot_with, key_slots, Crc16Path};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -35,6 +35,31 @@ fn vector_files() -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
+}
+
+/// The vectors again with each CRC16 path this CPU has forced (`key_slot_with`); the
+/// whole suite also runs under `KEYROUTE_CRC16=table|pclmul` (mk/10-rust.mk).
+#[test]
+fn every_slot_vector_agrees_on_every_crc16_path() {
+    let mut checked = 0;
+    for path in vector_files() {
+        let text = fs::read_to_string(&path).expect("readable vector file");
+        let file: VectorFile = serde_json::from_str(&text).expect("vector file");
+        for case in &file.cases {
+            let key = unhex(&case.key_hex);
+            for p in Crc16Path::ALL.into_iter().filter(|p| p.available()) {
+                assert_eq!(
+                    key_slot_with(p, &key),
+                    Some(case.slot),
+                    "{}: key {} by {p:?}",
+                    path.display(),
+                    case.key_hex
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 5000, "only {checked} forced-path checks");
 }
 
 #[test]

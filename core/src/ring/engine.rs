@@ -6,8 +6,8 @@ use alloc::vec::Vec;
 use super::error::RingError;
 use super::hash::{ketama_point, key_hash, md5, native_point_from, native_prefix};
 use super::index::Circle;
-use super::profile::{digests_for, Lookup, PointHash, Profile, Ties};
-use super::sort::sort_points;
+use super::profile::{digests_for, Lookup, PointHash, Profile, Ties, WeightRule};
+use super::sort::{sort_by_less, sort_points};
 
 /// The node index [`Ring::get_many_to_slice`] writes for a key on an empty ring.
 pub const NO_NODE: u32 = u32::MAX;
@@ -55,6 +55,8 @@ impl Node {
 pub struct Ring {
     profile: Profile,
     nodes: Vec<Node>,
+    /// Indexes into `nodes`, sorted by name: name lookups are a binary search.
+    by_name: Vec<u32>,
     circle: Circle,
 }
 
@@ -64,6 +66,7 @@ impl Ring {
         Ring {
             profile,
             nodes: Vec::new(),
+            by_name: Vec::new(),
             circle: Circle::default(),
         }
     }
@@ -79,25 +82,61 @@ impl Ring {
         S: Into<String>,
     {
         let mut ring = Ring::new(profile);
+        // Names are checked for duplicates once, by sorting (not one scan per node); the
+        // error is still the first in input order, as a node-by-node check would give.
+        let mut bad = None;
         for (name, weight) in nodes {
-            ring.push_checked(name.into(), weight)?;
+            let name = name.into();
+            if name.is_empty() {
+                bad = Some(RingError::EmptyNodeName);
+                break;
+            }
+            if weight == 0 {
+                bad = Some(RingError::ZeroWeight(name));
+                break;
+            }
+            ring.nodes.push(Node { name, weight });
+        }
+        ring.by_name = name_index(&ring.nodes)
+            .map_err(|dup| RingError::DuplicateNode(ring.nodes[dup].name.clone()))?;
+        if let Some(e) = bad {
+            return Err(e);
         }
         ring.rebuild()?;
         Ok(ring)
     }
 
-    fn push_checked(&mut self, name: String, weight: u32) -> Result<(), RingError> {
+    /// Checks a new node and where its name goes in `by_name`.
+    fn check_new(&self, name: &str, weight: u32) -> Result<usize, RingError> {
         if name.is_empty() {
             return Err(RingError::EmptyNodeName);
         }
         if weight == 0 {
-            return Err(RingError::ZeroWeight(name));
+            return Err(RingError::ZeroWeight(name.into()));
         }
-        if self.contains(&name) {
-            return Err(RingError::DuplicateNode(name));
+        match self.name_slot(name) {
+            Ok(_) => Err(RingError::DuplicateNode(name.into())),
+            Err(at) => Ok(at),
         }
-        self.nodes.push(Node { name, weight });
-        Ok(())
+    }
+
+    /// `Ok(position in by_name)` of `name`, or `Err(where it would go)`.
+    fn name_slot(&self, name: &str) -> Result<usize, usize> {
+        self.by_name
+            .binary_search_by(|&i| self.nodes[i as usize].name.as_str().cmp(name))
+    }
+
+    /// Whether one node's change leaves every other node's points as they are (the
+    /// points of a node depend on its own weight only) and the arrays can be updated in
+    /// place: true for `native`. The ketama family spreads a fixed total over all nodes
+    /// (every share changes), and a `LastNode` tie rule forgets which nodes shared a point.
+    ///
+    /// Not with `small-sort` (the size-minded build of the JavaScript package): there a
+    /// change rebuilds, which keeps the incremental code out of its .wasm.
+    fn incremental(&self) -> bool {
+        cfg!(not(feature = "small-sort"))
+            && self.profile.weight_rule() == WeightRule::PerWeight
+            && self.profile.ties() != Ties::LastNode
     }
 
     /// Adds a node. In the ketama family every node's share is recomputed from the new
@@ -106,11 +145,22 @@ impl Ring {
     /// # Errors
     /// As [`Ring::with_nodes`]; the ring is unchanged on error.
     pub fn add(&mut self, name: &str, weight: u32) -> Result<(), RingError> {
-        self.push_checked(name.into(), weight)?;
-        if let Err(e) = self.rebuild() {
+        let at = self.check_new(name, weight)?;
+        let index = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            name: name.into(),
+            weight,
+        });
+        let done = if self.incremental() {
+            self.insert_points(index)
+        } else {
+            self.rebuild()
+        };
+        if let Err(e) = done {
             self.nodes.pop();
             return Err(e);
         }
+        self.by_name.insert(at, index);
         Ok(())
     }
 
@@ -123,8 +173,13 @@ impl Ring {
             .node_index(name)
             .ok_or_else(|| RingError::UnknownNode(name.into()))?;
         let node = self.nodes.remove(i);
-        // Fewer nodes never means more points than before.
-        self.rebuild()?;
+        self.drop_name(i);
+        if self.incremental() {
+            self.remove_points(i as u32, true);
+        } else {
+            // Fewer nodes never means more points than before.
+            self.rebuild()?;
+        }
         Ok(node)
     }
 
@@ -141,7 +196,17 @@ impl Ring {
             return Err(RingError::ZeroWeight(name.into()));
         }
         let old = core::mem::replace(&mut self.nodes[i].weight, weight);
-        if let Err(e) = self.rebuild() {
+        if self.incremental() {
+            let count = self.points_of(weight);
+            let now = self.circle.len() as u64 - self.points_of(old);
+            if now + count > MAX_POINTS {
+                self.nodes[i].weight = old;
+                return Err(RingError::TooManyPoints(now + count));
+            }
+            self.remove_points(i as u32, false);
+            // Within the limit: checked above.
+            self.insert_points(i as u32)?;
+        } else if let Err(e) = self.rebuild() {
             self.nodes[i].weight = old;
             return Err(e);
         }
@@ -175,12 +240,138 @@ impl Ring {
 
     /// The index of a node in [`Ring::nodes`].
     pub fn node_index(&self, name: &str) -> Option<usize> {
-        self.nodes.iter().position(|n| n.name == name)
+        self.name_slot(name).ok().map(|k| self.by_name[k] as usize)
+    }
+
+    /// Removes node `i` from `by_name` (after it left `nodes`): later indexes move down.
+    fn drop_name(&mut self, i: usize) {
+        let i = i as u32;
+        self.by_name.retain(|&k| k != i);
+        for k in &mut self.by_name {
+            if *k > i {
+                *k -= 1;
+            }
+        }
+    }
+
+    /// The number of points a node of `weight` has (incremental profiles).
+    fn points_of(&self, weight: u32) -> u64 {
+        let p = self.profile;
+        let digests = digests_for(p.weight_rule(), p.vnodes(), 0, weight, 0);
+        digests * p.points_per_digest().max(1) as u64
+    }
+
+    /// Merges node `index`'s points into the circle (incremental profiles): the result is
+    /// what a rebuild gives, at the cost of one pass over the arrays instead of hashing
+    /// and sorting every point. The ring is unchanged on error.
+    fn insert_points(&mut self, index: u32) -> Result<(), RingError> {
+        let p = self.profile;
+        let node = &self.nodes[index as usize];
+        let weight = node.weight;
+        let count = self.points_of(weight);
+        let total = self.circle.len() as u64 + count;
+        if total > MAX_POINTS {
+            return Err(RingError::TooManyPoints(total));
+        }
+        // At most MAX_POINTS: fits in usize.
+        let mut new: Vec<(u64, u32)> = Vec::with_capacity(count as usize);
+        let digests = digests_for(p.weight_rule(), p.vnodes(), 0, weight, 0);
+        let mut buf = Vec::with_capacity(64);
+        node_points(p, &node.name, index, digests, &mut buf, |pt, r| {
+            new.push((pt, r));
+        });
+        sort_points(&mut new);
+        let old_shift = self.circle.shift();
+        let Circle {
+            mut points,
+            mut owners,
+            table,
+            ..
+        } = core::mem::take(&mut self.circle);
+        // Merge from the back, in place: (point, node index) order, as a build sorts.
+        let old = points.len();
+        points.resize(old + new.len(), 0);
+        owners.resize(old + new.len(), 0);
+        let (mut a, mut b, mut w) = (old, new.len(), old + new.len());
+        while b > 0 {
+            let (np, no) = new[b - 1];
+            if a > 0 && (points[a - 1], owners[a - 1]) > (np, no) {
+                points[w - 1] = points[a - 1];
+                owners[w - 1] = owners[a - 1];
+                a -= 1;
+            } else {
+                points[w - 1] = np;
+                owners[w - 1] = no;
+                b -= 1;
+            }
+            w -= 1;
+        }
+        let changed: Vec<u64> = new.iter().map(|e| e.0).collect();
+        order_ties_at(&points, &mut owners, p.ties(), &self.nodes, &changed);
+        self.circle = Circle::updated(
+            points,
+            owners,
+            p.hash().bits(),
+            table,
+            old_shift,
+            &changed,
+            true,
+        );
+        Ok(())
+    }
+
+    /// Drops node `index`'s points from the circle (incremental profiles); with `renumber`
+    /// (the node left `nodes`) later nodes' indexes move down by one.
+    fn remove_points(&mut self, index: u32, renumber: bool) {
+        let old_shift = self.circle.shift();
+        let Circle {
+            mut points,
+            mut owners,
+            table,
+            ..
+        } = core::mem::take(&mut self.circle);
+        let mut w = 0;
+        let mut gone = Vec::new();
+        for r in 0..points.len() {
+            let o = owners[r];
+            if o == index {
+                gone.push(points[r]);
+            } else {
+                points[w] = points[r];
+                owners[w] = if renumber && o > index { o - 1 } else { o };
+                w += 1;
+            }
+        }
+        points.truncate(w);
+        owners.truncate(w);
+        self.circle = Circle::updated(
+            points,
+            owners,
+            self.profile.hash().bits(),
+            table,
+            old_shift,
+            &gone,
+            false,
+        );
     }
 
     /// The number of points on the circle.
     pub fn point_count(&self) -> usize {
         self.circle.len()
+    }
+
+    /// Heap bytes the circle holds (point positions, owners and the lookup index), for
+    /// memory reports: divide by [`Ring::point_count`] for bytes per point. Node names are
+    /// not counted.
+    ///
+    /// ```
+    /// use keyroute::ring::{Profile, Ring};
+    /// let ring = Ring::with_nodes(Profile::native(), [("a", 1), ("b", 1)])?;
+    /// assert!(ring.circle_bytes() >= ring.point_count() * 12);
+    /// # Ok::<(), keyroute::ring::RingError>(())
+    /// ```
+    pub fn circle_bytes(&self) -> usize {
+        self.circle.heap_bytes()
     }
 
     /// Sorted point positions (32-bit profiles use values below 2³²).
@@ -426,32 +617,16 @@ impl Ring {
         }
         let mut buf: Vec<u8> = Vec::with_capacity(64);
         for (i, node) in self.nodes.iter().enumerate() {
-            let server = server_string(&node.name, p.default_port()).as_bytes();
             let r = i as u32;
             match p.hash() {
-                PointHash::Md5 => {
-                    for k in 0..digests[i] {
-                        buf.clear();
-                        buf.extend_from_slice(server);
-                        buf.push(b'-');
-                        push_decimal(&mut buf, k);
-                        let d = md5(&buf);
-                        for h in 0..per_digest as usize {
-                            // 32-bit point above, index below: one u64 sorts both.
-                            entries.push(((ketama_point(&d, h) as u64) << 32) | r as u64);
-                        }
-                    }
-                }
+                // 32-bit point above, index below: one u64 sorts both.
+                PointHash::Md5 => node_points(p, &node.name, r, digests[i], &mut buf, |pt, r| {
+                    entries.push((pt << 32) | r as u64)
+                }),
                 PointHash::SipHash13 => {
-                    buf.clear();
-                    buf.extend_from_slice(server);
-                    buf.push(b'-');
-                    let prefix = native_prefix(&buf);
-                    for k in 0..digests[i] {
-                        buf.clear();
-                        push_decimal(&mut buf, k);
-                        wide.push((native_point_from(&prefix, &buf), r));
-                    }
+                    node_points(p, &node.name, r, digests[i], &mut buf, |pt, r| {
+                        wide.push((pt, r))
+                    })
                 }
             }
         }
@@ -474,8 +649,115 @@ impl Ring {
             }
         }
         order_ties(&points, &mut owners, p.ties(), &self.nodes);
-        self.circle = Circle::new(points, owners, p.hash().bits());
+        self.circle = Circle::with_table(
+            points,
+            owners,
+            p.hash().bits(),
+            core::mem::take(&mut self.circle.table),
+        );
         Ok(())
+    }
+}
+
+/// Calls `push(point, index)` for each of the `digests` digests' points of node `index`
+/// named `name` under profile `p` (MD5 points are below 2³²).
+#[inline]
+fn node_points(
+    p: Profile,
+    name: &str,
+    index: u32,
+    digests: u64,
+    buf: &mut Vec<u8>,
+    mut push: impl FnMut(u64, u32),
+) {
+    let server = server_string(name, p.default_port()).as_bytes();
+    let mut k = Decimal::zero();
+    match p.hash() {
+        PointHash::Md5 => {
+            let per_digest = p.points_per_digest().max(1) as usize;
+            buf.clear();
+            buf.extend_from_slice(server);
+            buf.push(b'-');
+            let head = buf.len();
+            for _ in 0..digests {
+                buf.truncate(head);
+                buf.extend_from_slice(k.as_bytes());
+                let d = md5(buf);
+                for h in 0..per_digest {
+                    push(u64::from(ketama_point(&d, h)), index);
+                }
+                k.increment();
+            }
+        }
+        PointHash::SipHash13 => {
+            buf.clear();
+            buf.extend_from_slice(server);
+            buf.push(b'-');
+            let prefix = native_prefix(buf);
+            for _ in 0..digests {
+                push(native_point_from(&prefix, k.as_bytes()), index);
+                k.increment();
+            }
+        }
+    }
+}
+
+/// A decimal counter kept as its ASCII digits (a build numbers a node's digests 0, 1,
+/// 2, ...: incrementing the text is cheaper than formatting each number).
+struct Decimal {
+    digits: [u8; 20],
+    start: usize,
+}
+
+impl Decimal {
+    fn zero() -> Decimal {
+        let mut digits = [b'0'; 20];
+        digits[19] = b'0';
+        Decimal { digits, start: 19 }
+    }
+
+    #[inline]
+    fn as_bytes(&self) -> &[u8] {
+        &self.digits[self.start..]
+    }
+
+    #[inline]
+    fn increment(&mut self) {
+        let mut i = self.digits.len();
+        loop {
+            i -= 1;
+            if self.digits[i] == b'9' {
+                self.digits[i] = b'0';
+                if i == 0 {
+                    return; // past u64::MAX digits: never reached (digests < 2^25)
+                }
+            } else {
+                self.digits[i] += 1;
+                break;
+            }
+        }
+        self.start = self.start.min(i);
+    }
+}
+
+/// Node indexes sorted by name (stable: equal names in input order), or `Err(i)` with
+/// `i` the first node (in input order) whose name an earlier node already has.
+fn name_index(nodes: &[Node]) -> Result<Vec<u32>, usize> {
+    let mut idx: Vec<u32> = (0..nodes.len() as u32).collect();
+    // By name, then index (unique keys: the order is the same whatever the sort).
+    sort_by_less(&mut idx, |&a, &b| {
+        (nodes[a as usize].name.as_str(), a) < (nodes[b as usize].name.as_str(), b)
+    });
+    let mut first_dup: Option<usize> = None;
+    for w in idx.windows(2) {
+        if nodes[w[0] as usize].name == nodes[w[1] as usize].name {
+            let later = w[1] as usize;
+            first_dup = Some(first_dup.map_or(later, |d| d.min(later)));
+        }
+    }
+    match first_dup {
+        Some(d) => Err(d),
+        None => Ok(idx),
     }
 }
 
@@ -491,7 +773,37 @@ fn order_ties(points: &[u64], owners: &mut [u32], ties: Ties, nodes: &[Node]) {
         while end < points.len() && points[end] == points[start] {
             end += 1;
         }
-        let run = &mut owners[start..end];
+        order_run(&mut owners[start..end], ties, nodes);
+        start = end;
+    }
+}
+
+/// [`order_ties`] for the runs of equal points that hold one of `changed` (sorted): after
+/// an incremental change only those can be out of order.
+fn order_ties_at(points: &[u64], owners: &mut [u32], ties: Ties, nodes: &[Node], changed: &[u64]) {
+    if ties == Ties::FirstNode {
+        return;
+    }
+    let mut last = None;
+    for &p in changed {
+        if last == Some(p) {
+            continue;
+        }
+        last = Some(p);
+        let lo = points.partition_point(|&q| q < p);
+        let mut hi = lo;
+        while hi < points.len() && points[hi] == p {
+            hi += 1;
+        }
+        if hi - lo > 1 {
+            order_run(&mut owners[lo..hi], ties, nodes);
+        }
+    }
+}
+
+/// Applies the tie rule to the owners of one run of equal points.
+fn order_run(run: &mut [u32], ties: Ties, nodes: &[Node]) {
+    {
         match ties {
             // A dict overwritten in insertion order: every copy of a point is the winner's.
             Ties::LastNode => {
@@ -510,7 +822,6 @@ fn order_ties(points: &[u64], owners: &mut [u32], ties: Ties, nodes: &[Node]) {
             }
             Ties::FirstNode => {}
         }
-        start = end;
     }
 }
 
@@ -529,6 +840,7 @@ fn server_string(name: &str, default_port: Option<u16>) -> &str {
     }
 }
 
+#[cfg(test)]
 fn push_decimal(buf: &mut Vec<u8>, mut v: u64) {
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
@@ -546,6 +858,18 @@ fn push_decimal(buf: &mut Vec<u8>, mut v: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimal_counter_counts() {
+        let mut d = Decimal::zero();
+        let mut buf = Vec::new();
+        for k in 0..100_500u64 {
+            buf.clear();
+            push_decimal(&mut buf, k);
+            assert_eq!(d.as_bytes(), buf.as_slice(), "{k}");
+            d.increment();
+        }
+    }
 
     #[test]
     fn server_strings() {

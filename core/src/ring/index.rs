@@ -11,7 +11,7 @@ pub(crate) struct Circle {
     /// `owners[i]` is the node index owning `points[i]`.
     pub(crate) owners: Vec<u32>,
     /// `table[b]` = first `i` with `points[i] >> shift >= b`; `buckets + 1` entries.
-    table: Vec<u32>,
+    pub(crate) table: Vec<u32>,
     /// `bits - log2(buckets)`.
     shift: u32,
     /// Circle width in bits (32 or 64).
@@ -20,26 +20,33 @@ pub(crate) struct Circle {
 
 impl Circle {
     /// Builds the index over already sorted `points`.
+    #[cfg(test)]
     pub(crate) fn new(points: Vec<u64>, owners: Vec<u32>, bits: u32) -> Circle {
+        Circle::with_table(points, owners, bits, Vec::new())
+    }
+
+    /// Builds the index over already sorted `points`, reusing `table`'s allocation for the index (a change to a ring
+    /// then touches no fresh memory for it).
+    pub(crate) fn with_table(
+        points: Vec<u64>,
+        owners: Vec<u32>,
+        bits: u32,
+        mut table: Vec<u32>,
+    ) -> Circle {
         debug_assert_eq!(points.len(), owners.len());
         debug_assert!(points.windows(2).all(|w| w[0] <= w[1]));
-        let log = points
-            .len()
-            .max(1)
-            .next_power_of_two()
-            .trailing_zeros()
-            .min(bits);
-        let buckets = 1usize << log;
-        let shift = bits - log;
-        let mut table = Vec::with_capacity(buckets + 1);
-        let mut i = 0usize;
-        for b in 0..buckets as u64 {
-            while i < points.len() && bucket(points[i], shift) < b {
-                i += 1;
+        let (buckets, shift) = layout(points.len(), bits);
+        // table[b]: the first point whose bucket is b or later (one pass over the points).
+        table.clear();
+        table.resize(buckets + 1, points.len() as u32);
+        let mut next = 0usize;
+        for (i, &p) in points.iter().enumerate() {
+            let b = bucket(p, shift) as usize;
+            if b >= next {
+                table[next..=b].fill(i as u32);
+                next = b + 1;
             }
-            table.push(i as u32);
         }
-        table.push(points.len() as u32);
         Circle {
             points,
             owners,
@@ -50,6 +57,63 @@ impl Circle {
     }
 
     /// Number of points.
+    /// The circle after points were inserted into or removed from the arrays (`changed`:
+    /// those points, sorted): when the bucket layout stays the same, the old index
+    /// (`table`, built for `old_shift`) is shifted by the number of changed points before
+    /// each bucket, a pass of additions instead of a pass over every point.
+    pub(crate) fn updated(
+        points: Vec<u64>,
+        owners: Vec<u32>,
+        bits: u32,
+        mut table: Vec<u32>,
+        old_shift: u32,
+        changed: &[u64],
+        inserted: bool,
+    ) -> Circle {
+        let (buckets, shift) = layout(points.len(), bits);
+        if points.is_empty() || table.len() != buckets + 1 || shift != old_shift {
+            return Circle::with_table(points, owners, bits, table);
+        }
+        let mut from = 0usize;
+        let mut seen = 0u32;
+        let apply = |t: &mut [u32], n: u32| {
+            if inserted {
+                t.iter_mut().for_each(|x| *x += n);
+            } else {
+                t.iter_mut().for_each(|x| *x -= n);
+            }
+        };
+        for &p in changed {
+            let b = bucket(p, shift) as usize;
+            if b >= from {
+                apply(&mut table[from..=b], seen);
+                from = b + 1;
+            }
+            seen += 1;
+        }
+        apply(&mut table[from..], seen);
+        debug_assert_eq!(table[buckets] as usize, points.len());
+        Circle {
+            points,
+            owners,
+            table,
+            shift,
+            bits,
+        }
+    }
+
+    /// The shift of the index now in use.
+    pub(crate) fn shift(&self) -> u32 {
+        self.shift
+    }
+
+    /// Heap bytes held: points, owners and the bucket table (capacities).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.points.capacity() * core::mem::size_of::<u64>()
+            + self.owners.capacity() * core::mem::size_of::<u32>()
+            + self.table.capacity() * core::mem::size_of::<u32>()
+    }
+
     #[inline]
     pub(crate) fn len(&self) -> usize {
         self.points.len()
@@ -98,6 +162,13 @@ impl Circle {
 /// lookups: there are 0.5–1 points per bucket on average) take a binary search. 2 beat
 /// 4 by a third on lookups (fewer loads and compares per key, measured).
 const SCAN: usize = 2;
+
+/// The number of buckets of the index of `len` points, and the shift from a point to its
+/// bucket.
+fn layout(len: usize, bits: u32) -> (usize, u32) {
+    let log = len.max(1).next_power_of_two().trailing_zeros().min(bits);
+    (1usize << log, bits - log)
+}
 
 #[inline]
 fn bucket(p: u64, shift: u32) -> u64 {

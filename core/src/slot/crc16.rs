@@ -120,6 +120,208 @@ mod tables {
 
 use tables::{at, Tables};
 
+/// The CRC16 implementations: [`Crc16Path::selected`] is the one [`crc16_xmodem`] and
+/// [`key_slot`](super::key_slot) use for inputs long enough
+/// (`Crc16Path::min_len`); shorter inputs always take the table path.
+///
+/// On x86_64 the fastest path the CPU has is detected on first use (CPUID, also without
+/// `std`). With the `std` feature the environment variable `KEYROUTE_CRC16` (`table`,
+/// `pclmul` or `vpclmul`), read once on first use, forces one (a path the CPU lacks is
+/// ignored): the test suites run once per path this way. Every path gives the same
+/// checksum; [`crc16_xmodem_with`] runs one of them explicitly.
+///
+/// ```
+/// use keyroute::slot::{crc16_xmodem, crc16_xmodem_with, Crc16Path};
+///
+/// let data = [7u8; 1024];
+/// for path in Crc16Path::ALL {
+///     if let Some(crc) = crc16_xmodem_with(path, 0, &data) {
+///         assert!(path.available());
+///         assert_eq!(crc, crc16_xmodem(&data));
+///     }
+/// }
+/// assert!(Crc16Path::Table.available());
+/// assert!(Crc16Path::selected().available());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Crc16Path {
+    /// Slice-by-16 tables (every target; the only path off x86_64, e.g. in WebAssembly).
+    Table,
+    /// PCLMULQDQ folding over 128-bit registers (x86_64 with PCLMULQDQ, SSSE3, SSE4.1).
+    Pclmul,
+    /// VPCLMULQDQ folding over 512-bit registers (x86_64 with AVX-512F/BW and VPCLMULQDQ)
+    /// from 256 bytes on (one 4 x 64-byte stride); shorter inputs from
+    /// [`min_len`](Self::min_len) on fold as `Pclmul` does.
+    Vpclmul,
+}
+
+impl Crc16Path {
+    /// Every path, the table first.
+    pub const ALL: [Self; 3] = [Self::Table, Self::Pclmul, Self::Vpclmul];
+
+    /// Whether this CPU runs the path.
+    #[must_use]
+    pub fn available(self) -> bool {
+        match self {
+            Self::Table => true,
+            #[cfg(target_arch = "x86_64")]
+            Self::Pclmul => super::crc16_clmul::has_pclmul(),
+            #[cfg(target_arch = "x86_64")]
+            Self::Vpclmul => super::crc16_clmul::has_vpclmul(),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// The shortest input the path takes (shorter inputs take the table path).
+    #[must_use]
+    pub const fn min_len(self) -> usize {
+        match self {
+            Self::Table => 0,
+            Self::Pclmul | Self::Vpclmul => clmul::PCLMUL_MIN,
+        }
+    }
+
+    /// The path in use: the fastest available, or the one `KEYROUTE_CRC16` forces.
+    #[must_use]
+    pub fn selected() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            clmul::selected()
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            Self::Table
+        }
+    }
+}
+
+/// CRC-16/XMODEM of `data` continuing from `crc` by one given path (inputs shorter than
+/// its [`min_len`](Crc16Path::min_len) by the table path, as in normal use); `None` when
+/// this CPU lacks the path. For tests and benchmarks: [`crc16_xmodem_update`] picks the
+/// path itself.
+///
+/// ```
+/// use keyroute::slot::{crc16_xmodem_with, Crc16Path};
+///
+/// assert_eq!(crc16_xmodem_with(Crc16Path::Table, 0, b"123456789"), Some(0x31C3));
+/// ```
+#[must_use]
+pub fn crc16_xmodem_with(path: Crc16Path, crc: u16, data: &[u8]) -> Option<u16> {
+    if !path.available() {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if data.len() >= path.min_len() {
+        if let Some(c) = clmul::run::<false>(path, crc, data) {
+            return Some(c);
+        }
+    }
+    Some(table_update(crc, data))
+}
+
+/// Dispatch to the carry-less paths (x86_64).
+#[cfg(target_arch = "x86_64")]
+pub(super) mod clmul {
+    use core::sync::atomic::{AtomicU8, Ordering};
+
+    use super::super::crc16_clmul::{has_pclmul, has_vpclmul, pclmul, vpclmul};
+    use super::Crc16Path;
+
+    /// The shortest input PCLMULQDQ folding is faster for (measured: `bench/benches/slot.rs`,
+    /// `crc16_paths`).
+    pub(crate) const PCLMUL_MIN: usize = 48;
+    /// The shortest input VPCLMULQDQ folding is used for (one stride; measured faster than
+    /// PCLMULQDQ from there).
+    pub(crate) const VPCLMUL_MIN: usize = 256;
+
+    /// 0: not yet decided; else 1 + the index of the path in `Crc16Path::ALL`.
+    static SELECTED: AtomicU8 = AtomicU8::new(0);
+
+    #[inline]
+    pub(crate) fn selected() -> Crc16Path {
+        match SELECTED.load(Ordering::Relaxed) {
+            0 => decide(),
+            2 => Crc16Path::Pclmul,
+            3 => Crc16Path::Vpclmul,
+            _ => Crc16Path::Table,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn decide() -> Crc16Path {
+        let detected = if has_vpclmul() {
+            Crc16Path::Vpclmul
+        } else if has_pclmul() {
+            Crc16Path::Pclmul
+        } else {
+            Crc16Path::Table
+        };
+        let path = forced().filter(|f| f.available()).unwrap_or(detected);
+        let code = match path {
+            Crc16Path::Table => 1,
+            Crc16Path::Pclmul => 2,
+            Crc16Path::Vpclmul => 3,
+        };
+        SELECTED.store(code, Ordering::Relaxed);
+        path
+    }
+
+    /// The path `KEYROUTE_CRC16` names, if any (read once, on first use; `std` only).
+    #[cfg(feature = "std")]
+    fn forced() -> Option<Crc16Path> {
+        match std::env::var_os("KEYROUTE_CRC16")?.to_str()? {
+            "table" => Some(Crc16Path::Table),
+            "pclmul" => Some(Crc16Path::Pclmul),
+            "vpclmul" => Some(Crc16Path::Vpclmul),
+            _ => None,
+        }
+    }
+
+    /// Without `std` there is no environment to read.
+    #[cfg(not(feature = "std"))]
+    fn forced() -> Option<Crc16Path> {
+        None
+    }
+
+    /// `path` over `data` (`data.len() >= PCLMUL_MIN`, `path` available); `None` for the
+    /// table path, or when `SCAN` and `data` holds a `{`.
+    #[inline]
+    pub(crate) fn run<const SCAN: bool>(path: Crc16Path, crc: u16, data: &[u8]) -> Option<u16> {
+        match path {
+            Crc16Path::Table => None,
+            // SAFETY: VPCLMULQDQ and its companions are available (the caller checked or
+            // `selected` detected them); the length is checked here.
+            Crc16Path::Vpclmul if data.len() >= VPCLMUL_MIN => unsafe {
+                vpclmul::<SCAN>(crc, data)
+            },
+            // SAFETY: PCLMULQDQ is available (implied by either SIMD path); length >= 16.
+            Crc16Path::Pclmul | Crc16Path::Vpclmul => unsafe { pclmul::<SCAN>(crc, data) },
+        }
+    }
+
+    /// The selected path over a long `data`; `None` for the table path.
+    #[inline(never)]
+    pub(crate) fn long(crc: u16, data: &[u8]) -> Option<u16> {
+        run::<false>(selected(), crc, data)
+    }
+
+    /// The slot of a long key with no `{` by the selected path; `None` for the table path
+    /// or when the key holds a `{`.
+    #[inline(never)]
+    pub(crate) fn long_slot(key: &[u8]) -> Option<u16> {
+        run::<true>(selected(), 0, key)
+    }
+}
+
+/// Off x86_64 only the table path exists.
+#[cfg(not(target_arch = "x86_64"))]
+mod clmul {
+    pub(crate) const PCLMUL_MIN: usize = usize::MAX;
+}
+
 /// One classic table step: feed one byte.
 #[inline(always)]
 fn step(t: &Tables, crc: u16, byte: u8) -> u16 {
@@ -153,6 +355,17 @@ pub fn crc16_xmodem(data: &[u8]) -> u16 {
 /// ```
 #[must_use]
 pub fn crc16_xmodem_update(crc: u16, data: &[u8]) -> u16 {
+    #[cfg(target_arch = "x86_64")]
+    if data.len() >= clmul::PCLMUL_MIN {
+        if let Some(c) = clmul::long(crc, data) {
+            return c;
+        }
+    }
+    table_update(crc, data)
+}
+
+/// The table path of [`crc16_xmodem_update`] (any length).
+pub(super) fn table_update(crc: u16, data: &[u8]) -> u16 {
     let mut crc = crc;
     let mut chunks = data.chunks_exact(16);
     for c in &mut chunks {

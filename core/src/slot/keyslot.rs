@@ -5,7 +5,7 @@ use crate::error::ErrorCode;
 
 use super::crc16::{fold16, fold_tail};
 use super::tag::{find_byte, has_byte16};
-use super::{crc16_xmodem, crc16_xmodem_update};
+use super::{crc16_xmodem, crc16_xmodem_update, crc16_xmodem_with, Crc16Path};
 
 /// The Redis Cluster hash slot of `key`: `crc16_xmodem(hash_tag(key)) & 16383`.
 ///
@@ -25,6 +25,12 @@ pub fn key_slot(key: &[u8]) -> u16 {
     // One pass: hash 16-byte blocks while checking each for `{`. Keys without a tag (the
     // common case) are never scanned separately; the brace check runs in parallel with
     // the CRC dependency chain.
+    #[cfg(target_arch = "x86_64")]
+    if key.len() >= super::crc16::clmul::PCLMUL_MIN {
+        if let Some(crc) = super::crc16::clmul::long_slot(key) {
+            return crc & MASK;
+        }
+    }
     let mut crc = 0u16;
     let mut chunks = key.chunks_exact(16);
     let mut done = 0;
@@ -58,6 +64,32 @@ fn slot_from_brace(key: &[u8], done: usize, crc: u16) -> u16 {
     }
     // Empty tag or no `}`: the whole key, continuing from what was hashed already.
     crc16_xmodem_update(crc, tail) & MASK
+}
+
+/// The slot of `key` by one given CRC16 path (keys shorter than its
+/// [`min_len`](Crc16Path::min_len) by the table path, as in normal use); `None` when this
+/// CPU lacks the path. For tests and benchmarks: [`key_slot`] picks the path itself.
+///
+/// ```
+/// use keyroute::slot::{key_slot, key_slot_with, Crc16Path};
+///
+/// let key = [b'k'; 700];
+/// for path in Crc16Path::ALL {
+///     assert_eq!(key_slot_with(path, &key).unwrap_or(key_slot(&key)), key_slot(&key));
+/// }
+/// ```
+#[must_use]
+pub fn key_slot_with(path: Crc16Path, key: &[u8]) -> Option<u16> {
+    if !path.available() {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if key.len() >= path.min_len() {
+        if let Some(crc) = super::crc16::clmul::run::<true>(path, 0, key) {
+            return Some(crc & MASK);
+        }
+    }
+    crc16_xmodem_with(path, 0, super::hash_tag(key)).map(|c| c & MASK)
 }
 
 /// Writes the slot of `keys[i]` to `out[i]` for every key, without allocating.

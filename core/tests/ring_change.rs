@@ -1,0 +1,157 @@
+//! A ring changed node by node (add, remove, set_weight: incremental for `native`, a
+//! rebuild for the ketama family) is the ring built from scratch from the same node list:
+//! same points, same owners, same name lookups. Name checks (duplicate, unknown, empty,
+//! zero weight) give the errors a node-by-node check gives, in input order.
+use keyroute::ring::{Profile, ProfileName, Ring, RingError};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Add(u8, u32),
+    Remove(u8),
+    SetWeight(u8, u32),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (any::<u8>(), 1u32..5).prop_map(|(n, w)| Op::Add(n % 24, w)),
+        any::<u8>().prop_map(|n| Op::Remove(n % 24)),
+        (any::<u8>(), 0u32..5).prop_map(|(n, w)| Op::SetWeight(n % 24, w)),
+    ]
+}
+
+fn profile() -> impl Strategy<Value = Profile> {
+    prop_oneof![
+        Just(Profile::native()),
+        Just(Profile::native().with_vnodes(3).expect("vnodes")),
+        (0..ProfileName::ALL.len()).prop_map(|i| Profile::from_name(ProfileName::ALL[i])),
+    ]
+}
+
+fn name(n: u8) -> String {
+    format!("10.0.0.{n}:11211")
+}
+
+fn same_as_fresh(ring: &Ring, model: &[(String, u32)]) -> Result<(), TestCaseError> {
+    let fresh = Ring::with_nodes(*ring.profile(), model.iter().cloned()).expect("fresh ring");
+    prop_assert_eq!(ring.nodes(), fresh.nodes());
+    prop_assert_eq!(ring.positions(), fresh.positions());
+    prop_assert_eq!(ring.owners(), fresh.owners());
+    for (i, (n, w)) in model.iter().enumerate() {
+        prop_assert_eq!(ring.node_index(n), Some(i));
+        prop_assert_eq!(ring.weight(n), Some(*w));
+    }
+    prop_assert!(!ring.contains("not-a-node"));
+    // The lookup index too: every key (and every point's own position) finds the same owner.
+    for k in 0..200u32 {
+        let key = k.to_le_bytes();
+        prop_assert_eq!(ring.get_index(&key), fresh.get_index(&key));
+    }
+    for &pos in fresh.positions() {
+        for h in [pos.wrapping_sub(1), pos, pos.wrapping_add(1)] {
+            prop_assert_eq!(ring.point_for_hash(h), fresh.point_for_hash(h));
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn changes_equal_a_fresh_build(p in profile(), start in 0u8..6, ops in proptest::collection::vec(op(), 0..30)) {
+        let mut model: Vec<(String, u32)> = (0..start).map(|n| (name(n), 1 + u32::from(n % 3))).collect();
+        let mut ring = Ring::with_nodes(p, model.iter().cloned()).expect("ring");
+        same_as_fresh(&ring, &model)?;
+        for op in ops {
+            match op {
+                Op::Add(n, w) => {
+                    let got = ring.add(&name(n), w);
+                    if model.iter().any(|(m, _)| *m == name(n)) {
+                        prop_assert_eq!(got, Err(RingError::DuplicateNode(name(n))));
+                    } else {
+                        got.expect("add");
+                        model.push((name(n), w));
+                    }
+                }
+                Op::Remove(n) => {
+                    let got = ring.remove(&name(n));
+                    match model.iter().position(|(m, _)| *m == name(n)) {
+                        Some(i) => {
+                            let node = got.expect("remove");
+                            prop_assert_eq!(node.name(), name(n));
+                            model.remove(i);
+                        }
+                        None => prop_assert_eq!(got.map(|_| ()), Err(RingError::UnknownNode(name(n)))),
+                    }
+                }
+                Op::SetWeight(n, w) => {
+                    let got = ring.set_weight(&name(n), w);
+                    match model.iter().position(|(m, _)| *m == name(n)) {
+                        Some(_) if w == 0 => prop_assert_eq!(got, Err(RingError::ZeroWeight(name(n)))),
+                        Some(i) => {
+                            got.expect("set_weight");
+                            model[i].1 = w;
+                        }
+                        None => prop_assert_eq!(got, Err(RingError::UnknownNode(name(n)))),
+                    }
+                }
+            }
+            same_as_fresh(&ring, &model)?;
+        }
+    }
+
+    #[test]
+    fn build_errors_come_in_input_order(names in proptest::collection::vec((0u8..12, 0u32..4), 0..20)) {
+        let nodes: Vec<(String, u32)> = names
+            .iter()
+            .map(|&(n, w)| (if n == 11 { String::new() } else { name(n) }, w))
+            .collect();
+        // The node-by-node reference.
+        let mut want = None;
+        for (i, (n, w)) in nodes.iter().enumerate() {
+            if n.is_empty() {
+                want = Some(RingError::EmptyNodeName);
+            } else if *w == 0 {
+                want = Some(RingError::ZeroWeight(n.clone()));
+            } else if nodes[..i].iter().any(|(m, _)| m == n) {
+                want = Some(RingError::DuplicateNode(n.clone()));
+            }
+            if want.is_some() {
+                break;
+            }
+        }
+        let got = Ring::with_nodes(Profile::native(), nodes.clone());
+        prop_assert_eq!(got.err(), want);
+    }
+}
+
+#[test]
+fn adding_past_the_point_limit_changes_nothing() {
+    let mut ring = Ring::with_nodes(Profile::native(), [("a", 1)]).expect("ring");
+    let before = ring.positions().to_vec();
+    let got = ring.add("b", u32::MAX);
+    assert!(matches!(got, Err(RingError::TooManyPoints(_))), "{got:?}");
+    assert!(matches!(
+        ring.set_weight("a", u32::MAX),
+        Err(RingError::TooManyPoints(_))
+    ));
+    assert_eq!(ring.positions(), before.as_slice());
+    assert_eq!(ring.len(), 1);
+    assert_eq!(ring.weight("a"), Some(1));
+    assert!(!ring.contains("b"));
+}
+
+#[test]
+fn many_nodes_build_and_lookup_by_name() {
+    let nodes: Vec<(String, u32)> = (0..20_000).map(|i| (format!("n{i}"), 1)).collect();
+    let p = Profile::native().with_vnodes(1).expect("vnodes");
+    let mut ring = Ring::with_nodes(p, nodes).expect("ring");
+    assert_eq!(ring.node_index("n12345"), Some(12345));
+    ring.remove("n5").expect("remove");
+    assert_eq!(ring.node_index("n12345"), Some(12344));
+    assert_eq!(
+        Ring::with_nodes(p, [("x", 1), ("y", 1), ("x", 2)]).err(),
+        Some(RingError::DuplicateNode("x".into()))
+    );
+}
