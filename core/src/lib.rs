@@ -81,6 +81,7 @@ extern crate std;
 pub mod cache;
 pub mod error;
 pub mod frame;
+pub mod hashes;
 #[cfg(feature = "alloc")]
 pub mod keys;
 #[cfg(feature = "alloc")]
