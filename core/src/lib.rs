@@ -79,6 +79,8 @@ extern crate alloc;
 extern crate std;
 
 pub mod cache;
+#[cfg(feature = "alloc")]
+pub mod engine;
 pub mod error;
 pub mod frame;
 pub mod hashes;
