@@ -363,6 +363,14 @@ typedef enum keyroute_status {
      * A service version is too long.
      */
     KEYROUTE_BAD_VERSION = 90,
+    /**
+     * A configuration cannot be read (file, line and reason in the message).
+     */
+    KEYROUTE_BAD_CONFIG = 100,
+    /**
+     * A configuration cannot be reproduced exactly (file, line and reason in the message).
+     */
+    KEYROUTE_UNSUPPORTED_CONFIG = 101,
 } keyroute_status;
 
 /**
