@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 pub use pymemcache::Pymemcache;
 
 pub(crate) use haproxy::{consistent as haproxy_consistent, map_based as haproxy_map};
-pub(crate) use twemproxy::{ketama as twemproxy_ketama, modula as twemproxy_modula};
+pub(crate) use twemproxy::{ketama_hashed as twemproxy_ketama, modula as twemproxy_modula};
 
 use super::{
     next_prime, EngineError, Jump, JumpVariant, KeyHash, KeyTag, Modulo, Options, Rendezvous,
@@ -32,7 +32,7 @@ use crate::ring::NodeSpec;
 /// | `rendezvous` | `hash`: `xxh64`; `hash_tag` (`false`) |
 /// | `maglev` | `table_size`: the smallest prime `>= 100 × nodes` |
 /// | `nginx`, `nginx-hash` | none (node names are `server` strings as written) |
-/// | `haproxy`, `haproxy-map` | `hash` (`sdbm`, `djb2`, `wt6`, `crc32`), `avalanche` (consistent: true without `hash`) |
+/// | `haproxy`, `haproxy-map` | `hash` (`sdbm`, `djb2`, `wt6`, `crc32`; `source` for `balance source`: the key is an IP address), `avalanche` (consistent: true without `hash`) |
 /// | `twemproxy` | `hash` (`md5`, and the other eleven), `distribution` (`ketama`, `modula`), `hash_tag` (two characters) |
 /// | `java-hashcode` | `vnodes` (150) |
 /// | `spymemcached`, `spymemcached-weighted` | `format` (`spymemcached`, `libmemcached`), `hash` (`ketama`, `native`, `crc`, `fnv1_64`, `fnv1a_64`, `fnv1_32`, `fnv1a_32`) |
@@ -172,22 +172,25 @@ impl FleetProfile {
             "nginx" => Router::from_engine(name, super::Kind::Points(nginx::build(nodes)?)),
             "nginx-hash" => Router::from_engine(name, super::Kind::Modulo(Modulo::nginx(nodes)?)),
             "haproxy" | "haproxy-map" => {
-                let hash = o.choice("hash", &["sdbm", "djb2", "wt6", "crc32"])?;
+                let hash = o.choice("hash", &["sdbm", "djb2", "wt6", "crc32", "source"])?;
                 let named = hash.is_some();
-                let f = hash
-                    .and_then(HaproxyHash::from_name)
-                    .unwrap_or(HaproxyHash::Sdbm);
                 let consistent = name == "haproxy";
                 let avalanche = o.flag("avalanche")?.unwrap_or(consistent && !named);
+                let key_hash = match hash {
+                    Some("source") => KeyHash::HaproxySource(avalanche),
+                    h => KeyHash::Haproxy(
+                        h.and_then(HaproxyHash::from_name)
+                            .unwrap_or(HaproxyHash::Sdbm),
+                        avalanche,
+                    ),
+                };
                 if consistent {
                     let ids: Vec<u32> = (1..=nodes.len() as u32).collect();
-                    let r = haproxy::consistent(nodes, &ids, f, avalanche)?;
+                    let r = haproxy::consistent(nodes, &ids, key_hash)?;
                     Router::from_engine(name, super::Kind::Points(r))
                 } else {
-                    Router::from_engine(
-                        name,
-                        super::Kind::Table(haproxy::map_based(nodes, f, avalanche)?),
-                    )
+                    let t = haproxy::map_based(nodes, key_hash)?;
+                    Router::from_engine(name, super::Kind::Table(t))
                 }
             }
             "twemproxy" => {

@@ -21,6 +21,10 @@ pub enum KeyHash {
     JavaAbsHashCode,
     /// An HAProxy hash function, with `avalanche` or not.
     Haproxy(HaproxyHash, bool),
+    /// HAProxy's `balance source`: the key is an IP address as text; its hash is the XOR
+    /// of its big-endian 32-bit words (IPv4: the address as an integer), then `full_hash`
+    /// when `avalanche`. A key that is not an IP address hashes to 0.
+    HaproxySource(bool),
     /// A twemproxy key hash (an empty key hashes to 0, as `server_pool_hash` does).
     Twemproxy(TwemproxyHash),
     /// A spymemcached `DefaultHashAlgorithm`.
@@ -57,6 +61,21 @@ impl KeyHash {
             }
             KeyHash::Haproxy(f, avalanche) => {
                 let h = f.hash(key);
+                u64::from(if avalanche { hashes::full_hash(h) } else { h })
+            }
+            KeyHash::HaproxySource(avalanche) => {
+                let h = match core::str::from_utf8(key)
+                    .ok()
+                    .and_then(|t| t.parse::<core::net::IpAddr>().ok())
+                {
+                    Some(core::net::IpAddr::V4(a)) => u32::from(a),
+                    Some(core::net::IpAddr::V6(a)) => {
+                        a.octets().chunks_exact(4).fold(0u32, |h, w| {
+                            h ^ u32::from_be_bytes([w[0], w[1], w[2], w[3]])
+                        })
+                    }
+                    None => 0,
+                };
                 u64::from(if avalanche { hashes::full_hash(h) } else { h })
             }
             KeyHash::Twemproxy(f) => {

@@ -35,7 +35,7 @@ use alloc::vec::Vec;
 
 mod bounded;
 mod error;
-mod fleet;
+pub(crate) mod fleet;
 mod jump;
 mod keyhash;
 mod ln;

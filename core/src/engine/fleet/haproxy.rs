@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 
 use super::super::{Dedup, EngineError, KeyHash, KeyTag, PointRing, PointRules, Seek, Table};
-use crate::hashes::{full_hash, HaproxyHash};
+use crate::hashes::full_hash;
 use crate::ring::NodeSpec;
 
 /// HAProxy's `SRV_EWGHT_RANGE` (256 × 16).
@@ -29,8 +29,7 @@ pub(crate) fn check_weights(engine: &'static str, nodes: &[NodeSpec]) -> Result<
 pub(crate) fn consistent(
     nodes: Vec<NodeSpec>,
     ids: &[u32],
-    hash: HaproxyHash,
-    avalanche: bool,
+    key_hash: KeyHash,
 ) -> Result<PointRing, EngineError> {
     check_weights("haproxy", &nodes)?;
     let mut pts = Vec::new();
@@ -43,7 +42,7 @@ pub(crate) fn consistent(
     PointRing::from_points(
         PointRules {
             name: "haproxy",
-            key_hash: KeyHash::Haproxy(hash, avalanche),
+            key_hash,
             tag: KeyTag::Whole,
             seek: Seek::Closest,
             dedup: Dedup::KeepFirst,
@@ -55,11 +54,7 @@ pub(crate) fn consistent(
 
 /// `map-based`: weights divided by their GCD, then `recalc_server_map`'s interleaving;
 /// a key goes to `map[hash % Σweight]`.
-pub(crate) fn map_based(
-    nodes: Vec<NodeSpec>,
-    hash: HaproxyHash,
-    avalanche: bool,
-) -> Result<Table, EngineError> {
+pub(crate) fn map_based(nodes: Vec<NodeSpec>, key_hash: KeyHash) -> Result<Table, EngineError> {
     check_weights("haproxy-map", &nodes)?;
     let mut g = 0u32;
     for n in &nodes {
@@ -89,13 +84,7 @@ pub(crate) fn map_based(
         slots.push(b as u32);
         wscore[b] -= tot;
     }
-    Table::new(
-        "haproxy-map",
-        KeyHash::Haproxy(hash, avalanche),
-        KeyTag::Whole,
-        nodes,
-        slots,
-    )
+    Table::new("haproxy-map", key_hash, KeyTag::Whole, nodes, slots)
 }
 
 fn gcd(a: u32, b: u32) -> u32 {

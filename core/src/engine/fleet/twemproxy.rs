@@ -1,5 +1,6 @@
 //! twemproxy (nutcracker 0.5.0): `distribution: ketama` and `modula`, with every `hash:`.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::super::{
@@ -30,11 +31,22 @@ pub(crate) fn ketama(
     hash: TwemproxyHash,
     tag: KeyTag,
 ) -> Result<PointRing, EngineError> {
+    let hashed: Vec<String> = nodes.iter().map(|n| server_name(n).into()).collect();
+    ketama_hashed(nodes, &hashed, hash, tag)
+}
+
+/// As [`ketama`], with the strings nutcracker hashes given (`hashed[i]` for node `i`).
+pub(crate) fn ketama_hashed(
+    nodes: Vec<NodeSpec>,
+    hashed: &[String],
+    hash: TwemproxyHash,
+    tag: KeyTag,
+) -> Result<PointRing, EngineError> {
     let total: u64 = nodes.iter().map(|n| u64::from(n.weight)).sum();
     let mut pts = Vec::new();
     for (i, n) in nodes.iter().enumerate() {
         let digests = digests_for(WeightRule::MemcachedF32, 40, nodes.len(), n.weight, total);
-        let name = server_name(n).as_bytes();
+        let name = hashed[i].as_bytes();
         let mut buf = Vec::new();
         for k in 0..digests {
             buf.clear();
