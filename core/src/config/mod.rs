@@ -111,9 +111,68 @@ pub fn read_config(
     pool: Option<&str>,
     resolve: &mut dyn FnMut(&str) -> Option<String>,
 ) -> Result<ProxyConfig, EngineError> {
+    read_config_with(
+        text,
+        file,
+        pool,
+        &mut ReadOptions {
+            resolve,
+            addresses: &[],
+            allow_down: false,
+        },
+    )
+}
+
+/// What the caller knows that the configuration does not say, for
+/// [`read_config_with`].
+pub struct ReadOptions<'a> {
+    /// The text of an included file (nginx `include`), or `None` when it cannot be read.
+    pub resolve: &'a mut dyn FnMut(&str) -> Option<String>,
+    /// How many addresses a server's hostname resolves to, where that changes the answer
+    /// (nginx plain `hash` walks one peer per address): `("cache.local", 2)`.
+    pub addresses: &'a [(String, u32)],
+    /// Accept `down` servers where the proxy's rule for them is deterministic (nginx
+    /// `hash ... consistent`: a down server keeps its points and a key on them goes on
+    /// to the next point's server). Refused otherwise.
+    pub allow_down: bool,
+}
+
+impl core::fmt::Debug for ReadOptions<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ReadOptions")
+            .field("addresses", &self.addresses)
+            .field("allow_down", &self.allow_down)
+            .finish_non_exhaustive()
+    }
+}
+
+/// [`read_config`] with [`ReadOptions`].
+///
+/// ```
+/// use keyroute::config::{read_config_with, ReadOptions};
+/// use keyroute::engine::Engine;
+/// let text = "upstream u {\n hash $uri;\n server cache.local:80;\n server 10.0.0.9:80;\n}\n";
+/// let addresses = [("cache.local".to_string(), 2)];
+/// let cfg = read_config_with(text, "n.conf", None, &mut ReadOptions {
+///     resolve: &mut |_| None,
+///     addresses: &addresses,
+///     allow_down: false,
+/// })?;
+/// assert_eq!(cfg.router.node_weight(0), 2); // two peers of weight 1
+/// # Ok::<(), keyroute::engine::EngineError>(())
+/// ```
+///
+/// # Errors
+/// As [`read_config`].
+pub fn read_config_with(
+    text: &str,
+    file: &str,
+    pool: Option<&str>,
+    options: &mut ReadOptions<'_>,
+) -> Result<ProxyConfig, EngineError> {
     match detect_format(text) {
         Some(Format::Twemproxy) => twemproxy::read(text, file, pool),
-        Some(Format::Nginx) => nginx::read(text, file, pool, resolve),
+        Some(Format::Nginx) => nginx::read(text, file, pool, options),
         Some(Format::Haproxy) => haproxy::read(text, file, pool),
         None => Err(bad(
             file,

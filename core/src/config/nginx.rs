@@ -5,7 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::{bad, choose, unsupported, ConfigServer, Format, ProxyConfig};
-use crate::engine::{Engine, EngineError, Router};
+use crate::engine::{EngineError, Kind, Router};
 use crate::ring::NodeSpec;
 
 /// A directive: its words, where it is, and its block.
@@ -225,9 +225,9 @@ pub(super) fn read(
     text: &str,
     file: &str,
     want: Option<&str>,
-    resolve: Resolve<'_>,
+    options: &mut super::ReadOptions<'_>,
 ) -> Result<ProxyConfig, EngineError> {
-    let dirs = parse(text, file, resolve, 0)?;
+    let dirs = parse(text, file, options.resolve, 0)?;
     let mut ups = Vec::new();
     upstreams(&dirs, &mut ups);
     let names: Vec<(String, usize)> = ups
@@ -250,6 +250,7 @@ pub(super) fn read(
     let mut servers = Vec::new();
     let mut specs = Vec::new();
     let mut notes = Vec::new();
+    let mut down: Vec<usize> = Vec::new();
     for d in body {
         let w = &d.words;
         match w[0].as_str() {
@@ -278,7 +279,10 @@ pub(super) fn read(
                 ))
             }
             "server" => {
-                let (s, spec) = server(d, &mut notes)?;
+                let (s, spec, is_down) = server(d, &mut notes, options.allow_down)?;
+                if is_down {
+                    down.push(specs.len());
+                }
                 servers.push(s);
                 specs.push(spec);
             }
@@ -307,23 +311,43 @@ pub(super) fn read(
         }
     }
     if !consistent {
-        for s in &servers {
-            let literal = is_address_literal(&s.name);
-            if !literal {
-                return Err(unsupported(
-                    file,
-                    s.line,
-                    format!("server {}: plain hash walks the peers of every resolved address, and a hostname may resolve to several; write the addresses", s.name),
-                ));
+        if let Some(&d) = down.first() {
+            return Err(unsupported(
+                file,
+                servers[d].line,
+                format!(
+                    "server {} is down: with plain hash nginx rehashes the key (not reproduced)",
+                    servers[d].name
+                ),
+            ));
+        }
+        for (s, spec) in servers.iter().zip(specs.iter_mut()) {
+            if is_address_literal(&s.name) {
+                continue;
+            }
+            let (host, _) = crate::engine::fleet::nginx::host_port(&s.name);
+            match options.addresses.iter().find(|(h, _)| h == host) {
+                // k peers of the server's weight, one after the other.
+                Some(&(_, k)) if k > 0 => spec.weight = spec.weight.saturating_mul(k),
+                _ => {
+                    return Err(unsupported(
+                        file,
+                        s.line,
+                        format!("server {}: plain hash walks one peer per resolved address, and the hostname {host} may resolve to several; say how many (--resolved {host}=N) or write the addresses", s.name),
+                    ))
+                }
             }
         }
     }
     let router = if consistent {
-        Router::build("nginx", &specs, &[] as &[(&str, &str)])?
+        let ring = crate::engine::fleet::nginx::build(specs)?.with_down(&down);
+        if !down.is_empty() {
+            notes.push("down servers keep their points; a key on one goes on to the next point's server (nginx tries 21 points, then round-robin: no answer)".into());
+        }
+        Router::from_engine("nginx", Kind::Points(ring))
     } else {
         Router::build("nginx-hash", &specs, &[] as &[(&str, &str)])?
     };
-    let _ = router.len();
     if consistent {
         notes.push("hash ... consistent: CRC32 points (160 per weight) of host and port as written; an empty key or a single server falls back to round-robin in nginx".into());
     } else {
@@ -348,12 +372,17 @@ fn is_address_literal(server: &str) -> bool {
     host.parse::<core::net::IpAddr>().is_ok()
 }
 
-fn server(d: &Directive, notes: &mut Vec<String>) -> Result<(ConfigServer, NodeSpec), EngineError> {
+fn server(
+    d: &Directive,
+    notes: &mut Vec<String>,
+    allow_down: bool,
+) -> Result<(ConfigServer, NodeSpec, bool), EngineError> {
     let w = &d.words;
     let Some(addr) = w.get(1) else {
         return Err(bad(&d.file, d.line, "server needs an address"));
     };
     let mut weight = 1u32;
+    let mut is_down = false;
     for p in &w[2..] {
         let (k, v) = p.split_once('=').unwrap_or((p.as_str(), ""));
         match k {
@@ -367,8 +396,9 @@ fn server(d: &Directive, notes: &mut Vec<String>) -> Result<(ConfigServer, NodeS
             "max_conns" => notes.push(format!(
                 "server {addr}: max_conns: when it is reached nginx moves the key to the next point (load-dependent)"
             )),
+            "down" if allow_down => is_down = true,
             "down" => {
-                return Err(unsupported(&d.file, d.line, format!("server {addr} is down: keyroute refuses down servers (remove the line to route as if it were gone, which is not what nginx does)")))
+                return Err(unsupported(&d.file, d.line, format!("server {addr} is down: refused unless down servers are allowed (--allow-down: nginx keeps its points and moves its keys to the next point's server)")))
             }
             "backup" => {
                 return Err(bad(&d.file, d.line, format!("server {addr}: backup is not allowed with hash (nginx refuses the configuration)")))
@@ -391,5 +421,6 @@ fn server(d: &Directive, notes: &mut Vec<String>) -> Result<(ConfigServer, NodeS
             weight,
             address: None,
         },
+        is_down,
     ))
 }

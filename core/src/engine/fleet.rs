@@ -44,7 +44,8 @@ use crate::ring::NodeSpec;
 /// | `dubbo` | `replicas` (`hash.nodes`, 160) |
 /// | `redis-rb` | `replicas` (160), `hash_tag` (true) |
 /// | `predis` | `replicas` (128), `hash_tag` (true) |
-/// | `pymemcache` | none |
+/// | `predis-ketama` | `hash_tag` (true) |
+/// | `pymemcache` | `seed` (0), `bytes_keys` (false: keys are `str`) |
 ///
 /// ```
 /// use keyroute::engine::{Engine, FleetProfile};
@@ -79,6 +80,7 @@ const FLEET: &[&str] = &[
     "dubbo",
     "redis-rb",
     "predis",
+    "predis-ketama",
     "pymemcache",
 ];
 
@@ -234,13 +236,16 @@ impl FleetProfile {
             "spymemcached" | "spymemcached-weighted" => {
                 let lib =
                     o.choice("format", &["spymemcached", "libmemcached"])? == Some("libmemcached");
-                let algs = [
-                    "ketama", "native", "crc", "fnv1_64", "fnv1a_64", "fnv1_32", "fnv1a_32",
-                ];
-                let alg = o
-                    .choice("hash", &algs)?
-                    .and_then(SpyHash::from_name)
-                    .unwrap_or(SpyHash::Ketama);
+                let alg = match o.text("hash") {
+                    None => SpyHash::Ketama,
+                    Some(h) => SpyHash::from_name(h.trim()).ok_or_else(|| EngineError::BadOption {
+                        engine: self.0,
+                        option: "hash".into(),
+                        reason: alloc::format!(
+                            "{h:?} is not one of ketama, native, crc, fnv1_64, fnv1a_64, fnv1_32, fnv1a_32 (or KETAMA_HASH, ...)"
+                        ),
+                    })?,
+                };
                 let weighted = name == "spymemcached-weighted";
                 if !weighted {
                     unweighted(name, &nodes)?;
@@ -301,8 +306,16 @@ impl FleetProfile {
                 let tag = o.flag("hash_tag")?.unwrap_or(true);
                 Router::from_engine(name, super::Kind::Points(clients::predis(nodes, r, tag)?))
             }
+            "predis-ketama" => {
+                let tag = o.flag("hash_tag")?.unwrap_or(true);
+                let r = clients::predis_ketama(nodes, tag)?;
+                Router::from_engine(name, super::Kind::Points(r))
+            }
             "pymemcache" => {
-                Router::from_engine(name, super::Kind::Pymemcache(Pymemcache::new(nodes)?))
+                let seed = o.int("seed", 0, u64::from(u32::MAX))?.unwrap_or(0) as u32;
+                let bytes = o.flag("bytes_keys")?.unwrap_or(false);
+                let p = Pymemcache::with_options(nodes, seed, bytes)?;
+                Router::from_engine(name, super::Kind::Pymemcache(p))
             }
             _ => return Err(EngineError::UnknownEngine(name.into())),
         };

@@ -56,7 +56,7 @@ pub use keyhash::{KeyHash, KeyTag, SpyHash};
 pub use maglev::{maglev_table, next_prime};
 pub use modulo::Modulo;
 pub use options::Options;
-pub use points::{Dedup, PointRing, PointRules, Seek};
+pub use points::{Dedup, PointRing, PointRules, Seek, DOWN_TRIES};
 pub use rendezvous::Rendezvous;
 pub use router::{Kind, Router};
 pub use table::Table;
@@ -88,6 +88,7 @@ pub const NAMES: &[&str] = &[
     "dubbo",
     "redis-rb",
     "predis",
+    "predis-ketama",
     "pymemcache",
     "native",
     "libketama",
@@ -99,7 +100,7 @@ pub const NAMES: &[&str] = &[
 
 pub(crate) const NAMES_TEXT: &str = "jump, guava-jump, rendezvous, maglev, nginx, nginx-hash, \
 haproxy, haproxy-map, twemproxy, java-hashcode, spymemcached, spymemcached-weighted, jedis, \
-envoy-ring, envoy-maglev, go-redis, groupcache, dubbo, redis-rb, predis, pymemcache, native, \
+envoy-ring, envoy-maglev, go-redis, groupcache, dubbo, redis-rb, predis, predis-ketama, pymemcache, native, \
 libketama, libmemcached, uhashring, node-hashring, hash_ring";
 
 /// A key's owner and candidates, whatever the engine.

@@ -64,6 +64,8 @@ pub struct PointRing {
     rules: PointRules,
     nodes: Vec<NodeSpec>,
     circle: Circle,
+    /// Nodes that keep their points but are skipped (nginx `down`): empty when none.
+    down: Vec<bool>,
 }
 
 impl PointRing {
@@ -120,7 +122,22 @@ impl PointRing {
             rules,
             nodes,
             circle,
+            down: Vec::new(),
         })
+    }
+
+    /// Marks nodes `down` (by index): they keep their points, and a key whose point is
+    /// theirs goes on to the next point (nginx's `hp->hash++`), at most
+    /// [`DOWN_TRIES`] points in all; past that nginx picks round-robin and
+    /// [`locate`](Self::locate) answers `None`.
+    pub fn with_down(mut self, down: &[usize]) -> PointRing {
+        self.down = alloc::vec![false; self.nodes.len()];
+        for &d in down {
+            if let Some(x) = self.down.get_mut(d) {
+                *x = true;
+            }
+        }
+        self
     }
 
     /// The ring's rules.
@@ -173,7 +190,14 @@ impl PointRing {
     #[inline]
     pub fn locate(&self, key: &[u8]) -> Option<usize> {
         let i = self.point_for_hash(self.hash_key(key))?;
-        Some(self.circle.owners[i] as usize)
+        let o = self.circle.owners[i] as usize;
+        if self.down.is_empty() {
+            return Some(o);
+        }
+        let len = self.circle.len();
+        (0..DOWN_TRIES)
+            .map(|t| self.circle.owners[(i + t) % len] as usize)
+            .find(|&o| !self.down[o])
     }
 
     /// Up to `n` distinct owners walking from `key`'s point in the lookup's direction
@@ -197,7 +221,7 @@ impl PointRing {
                 (start + step) % len
             };
             let o = self.circle.owners[i] as usize;
-            if !seen[o] {
+            if !seen[o] && self.down.get(o) != Some(&true) {
                 seen[o] = true;
                 out.push(o);
             }
@@ -209,6 +233,10 @@ impl PointRing {
         &self.nodes[i].name
     }
 }
+
+/// How many points nginx tries before it gives up on the hash (its 20 retries after the
+/// first point).
+pub const DOWN_TRIES: usize = 21;
 
 /// `v` as decimal text appended to `buf`.
 pub(crate) fn push_decimal(buf: &mut Vec<u8>, v: u64) {

@@ -110,3 +110,31 @@ pub(crate) fn predis(
     let r = rules("predis", KeyHash::Crc32, tag, Seek::Floor);
     PointRing::from_points(r, nodes, pts)
 }
+
+/// Predis' `KetamaRing`: `floor(w / Σw × n × 40)` MD5 digests of `"$node-$i"`, four
+/// little-endian points each (the later node winning a shared point); keys (after the
+/// `{tag}` rule) by the first four MD5 bytes, the first point `>=`, wrapping to the first.
+pub(crate) fn predis_ketama(nodes: Vec<NodeSpec>, tag: bool) -> Result<PointRing, EngineError> {
+    let total: u64 = nodes.iter().map(|n| u64::from(n.weight)).sum();
+    let count = nodes.len() as f64;
+    let mut pts = Vec::new();
+    let mut buf = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        let ratio = f64::from(n.weight) / total as f64;
+        // (int) floor($weightRatio * $totalNodes * ($replicas / 4)), replicas = 160.
+        let reps = (ratio * count * 40.0) as u64;
+        for k in 0..reps {
+            buf.clear();
+            buf.extend_from_slice(&concat(&[n.name.as_bytes(), b"-"]));
+            push_decimal(&mut buf, k);
+            let d = md5(&buf);
+            for h in 0..4 {
+                let p = u32::from_le_bytes([d[4 * h], d[4 * h + 1], d[4 * h + 2], d[4 * h + 3]]);
+                pts.push((u64::from(p), i as u32));
+            }
+        }
+    }
+    let tag = if tag { KeyTag::Braces } else { KeyTag::Whole };
+    let r = rules("predis-ketama", KeyHash::Md5, tag, Seek::Ceiling);
+    PointRing::from_points(r, nodes, pts)
+}

@@ -45,7 +45,9 @@ pub(crate) fn consistent(
             key_hash,
             tag: KeyTag::Whole,
             seek: Seek::Closest,
-            dedup: Dedup::KeepFirst,
+            // ebtree keeps duplicates: lookup_ge finds the first inserted of a run, and the
+            // walk back from it the last inserted of the run before.
+            dedup: Dedup::KeepAll,
         },
         nodes,
         pts,

@@ -22,6 +22,8 @@ use crate::ring::NodeSpec;
 #[derive(Debug, Clone)]
 pub struct Pymemcache {
     nodes: Vec<NodeSpec>,
+    seed: u32,
+    bytes_keys: bool,
     /// Each name as code points `& 0xff`, with the `-` after it.
     prefixes: Vec<Vec<u8>>,
 }
@@ -36,12 +38,62 @@ fn low_bytes(text: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// Python's `repr(bytes)`: `b'...'` (or `b"..."` when the bytes hold `'` and no `"`),
+/// with `\\t`, `\\n`, `\\r`, `\\\\`, the quote escaped and other bytes outside
+/// 0x20..0x7f as `\\xhh`.
+fn python_bytes_repr(key: &[u8], out: &mut Vec<u8>) {
+    let q = if key.contains(&b'\'') && !key.contains(&b'"') {
+        b'"'
+    } else {
+        b'\''
+    };
+    out.push(b'b');
+    out.push(q);
+    for &c in key {
+        match c {
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            c if c == q => {
+                out.push(b'\\');
+                out.push(c);
+            }
+            0x20..=0x7e => out.push(c),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(&[
+                    b'\\',
+                    b'x',
+                    HEX[usize::from(c >> 4)],
+                    HEX[usize::from(c & 15)],
+                ]);
+            }
+        }
+    }
+    out.push(q);
+}
+
 impl Pymemcache {
     /// The hasher over `nodes` (weights must be 1: pymemcache has none).
     ///
     /// # Errors
     /// Node errors; [`EngineError::BadOption`] for a weight other than 1.
     pub fn new(nodes: Vec<NodeSpec>) -> Result<Pymemcache, EngineError> {
+        Pymemcache::with_options(nodes, 0, false)
+    }
+
+    /// The hasher with `RendezvousHash(seed=...)`, and keys given to pymemcache as
+    /// `bytes` (formatted into the hashed string as Python's `repr`, `b'...'`) when
+    /// `bytes_keys`.
+    ///
+    /// # Errors
+    /// As [`Pymemcache::new`].
+    pub fn with_options(
+        nodes: Vec<NodeSpec>,
+        seed: u32,
+        bytes_keys: bool,
+    ) -> Result<Pymemcache, EngineError> {
         super::super::check_nodes(&nodes)?;
         super::unweighted("pymemcache", &nodes)?;
         let prefixes = nodes
@@ -53,12 +105,21 @@ impl Pymemcache {
                 v
             })
             .collect();
-        Ok(Pymemcache { nodes, prefixes })
+        Ok(Pymemcache {
+            nodes,
+            seed,
+            bytes_keys,
+            prefixes,
+        })
     }
 
     fn scores(&self, key: &[u8]) -> Vec<(u32, usize)> {
         let mut k = Vec::new();
-        low_bytes(key, &mut k);
+        if self.bytes_keys {
+            python_bytes_repr(key, &mut k);
+        } else {
+            low_bytes(key, &mut k);
+        }
         let mut buf = Vec::new();
         self.prefixes
             .iter()
@@ -67,7 +128,7 @@ impl Pymemcache {
                 buf.clear();
                 buf.extend_from_slice(p);
                 buf.extend_from_slice(&k);
-                (murmur3_32(&buf, 0), i)
+                (murmur3_32(&buf, self.seed), i)
             })
             .collect()
     }
