@@ -91,8 +91,8 @@ fn twemproxy_refusals() {
 fn twemproxy_alias_with_11211_is_hashed_verbatim() {
     let aliased = parse_nodes("10.0.0.1:11211:1 mc-1:11211,10.0.0.2:11211:1 mc-2:11211").unwrap();
     let plain = parse_nodes("mc-1:11211=1,mc-2:11211=1").unwrap();
-    let a = Router::build("twemproxy", &aliased, &[] as &[(&str, &str)]).unwrap();
-    let p = Router::build("twemproxy", &plain, &[] as &[(&str, &str)]).unwrap();
+    let a = Router::build("twemproxy", &aliased, &[]).unwrap();
+    let p = Router::build("twemproxy", &plain, &[]).unwrap();
     let (Kind::Points(a), Kind::Points(p)) = (a.kind(), p.kind()) else {
         panic!()
     };
@@ -114,7 +114,7 @@ fn twemproxy_alias_with_11211_is_hashed_verbatim() {
 fn twemproxy_cuts_point_strings_at_272_bytes() {
     let long = "x".repeat(280);
     let nodes = parse_nodes(&format!("10.0.0.1:11211:1 {long},10.0.0.2:11211:1 short")).unwrap();
-    let r = Router::build("twemproxy", &nodes, &[] as &[(&str, &str)]).unwrap();
+    let r = Router::build("twemproxy", &nodes, &[]).unwrap();
     let Kind::Points(p) = r.kind() else { panic!() };
     let long_points = p.owners().iter().filter(|&&o| o == 0).count();
     assert_eq!(long_points, 4);
@@ -229,7 +229,7 @@ fn haproxy_backends() {
     assert!(matches!(w.router.kind(), Kind::Points(_)));
     // ids: s1 = 1, s2 = 7, s3 = the first free id from position 3 = 3.
     let nodes = parse_nodes("s1,s2=3,s3").unwrap();
-    let by_position = Router::build("haproxy", &nodes, &[] as &[(&str, &str)]).unwrap();
+    let by_position = Router::build("haproxy", &nodes, &[]).unwrap();
     let differ = (0..2000).any(|i| {
         let k = format!("/p/{i}");
         w.router.get(k.as_bytes()) != by_position.get(k.as_bytes())

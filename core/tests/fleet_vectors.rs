@@ -119,7 +119,7 @@ fn spymemcached() {
         } else {
             "spymemcached"
         };
-        let r = build(name, &nodes, &[("format", &format), ("hash", hash)]);
+        let r = build(name, &nodes, &[("format", format.as_str()), ("hash", hash)]);
         let Kind::Points(p) = r.kind() else { panic!() };
         assert_eq!(
             p.positions().len() as u64,
@@ -226,7 +226,7 @@ fn redis_rb() {
         let r = build(
             "redis-rb",
             &ids,
-            &[("replicas", &replicas), ("hash_tag", tag)],
+            &[("replicas", replicas.as_str()), ("hash_tag", tag)],
         );
         let Kind::Points(p) = r.kind() else { panic!() };
         // point_count counts redis-rb's sorted_keys, duplicates included; ours are distinct.
@@ -301,7 +301,7 @@ fn pymemcache() {
         let r = build(
             "pymemcache",
             &nodes,
-            &[("seed", &seed), ("bytes_keys", bytes)],
+            &[("seed", seed.as_str()), ("bytes_keys", bytes)],
         );
         check_names("pymemcache", case, &r);
     }
@@ -313,7 +313,7 @@ fn groupcache() {
     for case in v["cases"].as_array().expect("cases") {
         let nodes: Vec<NodeSpec> = strs(&case["peers"]).iter().map(|n| node(n, 1)).collect();
         let replicas = case["replicas"].as_u64().expect("replicas").to_string();
-        let r = build("groupcache", &nodes, &[("replicas", &replicas)]);
+        let r = build("groupcache", &nodes, &[("replicas", replicas.as_str())]);
         check_names("groupcache", case, &r);
     }
 }
@@ -337,7 +337,7 @@ fn dubbo() {
             .map(|n| node(n, 1))
             .collect();
         let replicas = case["replicas"].as_u64().expect("replicas").to_string();
-        let r = build("dubbo", &nodes, &[("replicas", &replicas)]);
+        let r = build("dubbo", &nodes, &[("replicas", replicas.as_str())]);
         check_names("dubbo", case, &r);
     }
 }
@@ -418,7 +418,7 @@ fn envoy() {
             .collect();
         let r = if case["kind"] == "maglev" {
             let m = case["table_size"].as_u64().expect("size").to_string();
-            build("envoy-maglev", &nodes, &[("table_size", &m)])
+            build("envoy-maglev", &nodes, &[("table_size", m.as_str())])
         } else {
             let min = case["min_ring_size"].as_u64().expect("min").to_string();
             let max = case["max_ring_size"].as_u64().expect("max").to_string();
@@ -428,8 +428,8 @@ fn envoy() {
                 &nodes,
                 &[
                     ("hash", hash),
-                    ("min_ring_size", &min),
-                    ("max_ring_size", &max),
+                    ("min_ring_size", min.as_str()),
+                    ("max_ring_size", max.as_str()),
                 ],
             )
         };

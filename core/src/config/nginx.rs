@@ -346,7 +346,7 @@ pub(super) fn read(
         }
         Router::from_engine("nginx", Kind::Points(ring))
     } else {
-        Router::build("nginx-hash", &specs, &[] as &[(&str, &str)])?
+        Router::build("nginx-hash", &specs, &[])?
     };
     if consistent {
         notes.push("hash ... consistent: CRC32 points (160 per weight) of host and port as written; an empty key or a single server falls back to round-robin in nginx".into());

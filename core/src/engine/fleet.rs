@@ -112,10 +112,10 @@ impl FleetProfile {
     ///
     /// # Errors
     /// Node errors, [`EngineError::BadOption`].
-    pub fn build<N: AsRef<str>, V: AsRef<str>>(
+    pub fn build(
         self,
         nodes: &[NodeSpec],
-        options: &[(N, V)],
+        options: &[(&str, &str)],
     ) -> Result<Router, EngineError> {
         let mut o = Options::new(self.0, options);
         let nodes: Vec<NodeSpec> = nodes.to_vec();

@@ -58,10 +58,10 @@ impl Router {
     ///
     /// # Errors
     /// [`EngineError::UnknownEngine`], [`EngineError::BadOption`], node errors.
-    pub fn build<N: AsRef<str>, V: AsRef<str>>(
+    pub fn build(
         name: &str,
         nodes: &[NodeSpec],
-        options: &[(N, V)],
+        options: &[(&str, &str)],
     ) -> Result<Router, EngineError> {
         if let Ok(p) = name.parse::<ProfileName>() {
             if p != ProfileName::Twemproxy {
