@@ -146,10 +146,12 @@ pub(super) fn read(text: &str, file: &str, want: Option<&str>) -> Result<ProxyCo
             "hash-type" => {
                 (consistent, func, avalanche) = parse_hash_type(file, l)?;
             }
-            "hash-balance-factor" => {
-                if w.get(1).is_some_and(|v| *v != "0") {
-                    return Err(unsupported(file, l.n, "hash-balance-factor moves keys off loaded servers (bounded loads depend on live load)"));
-                }
+            "hash-balance-factor" if w.get(1).is_some_and(|v| *v != "0") => {
+                return Err(unsupported(
+                    file,
+                    l.n,
+                    "hash-balance-factor moves keys off loaded servers (bounded loads depend on live load)",
+                ));
             }
             "hash-key" => {
                 return Err(unsupported(file, l.n, "hash-key is HAProxy 3.0+; keyroute reproduces 2.6, whose points are keyed by server id"));

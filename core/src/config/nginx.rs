@@ -102,6 +102,9 @@ impl Lexer<'_> {
     }
 }
 
+/// A block being read: its directives so far, and its own words and line.
+type Frame = (Vec<Directive>, Option<(Vec<String>, usize)>);
+
 type Resolve<'r> = &'r mut dyn FnMut(&str) -> Option<String>;
 
 fn parse(
@@ -115,8 +118,7 @@ fn parse(
         i: 0,
         line: 1,
     };
-    let mut stack: Vec<(Vec<Directive>, Option<(Vec<String>, usize)>)> =
-        alloc::vec![(Vec::new(), None)];
+    let mut stack: Vec<Frame> = alloc::vec![(Vec::new(), None)];
     let mut words: Vec<String> = Vec::new();
     let mut first_line = 0;
     loop {
@@ -148,7 +150,9 @@ fn parse(
                         ));
                     };
                     let sub = parse(&inc, target, resolve, depth + 1)?;
-                    stack.last_mut().map(|s| s.0.extend(sub));
+                    if let Some(s) = stack.last_mut() {
+                        s.0.extend(sub);
+                    }
                 } else {
                     let dir = Directive {
                         words: d,

@@ -26,7 +26,7 @@ pub(crate) fn is_prime(n: u64) -> bool {
     }
     let mut d = 2u64;
     while d.saturating_mul(d) <= n {
-        if n % d == 0 {
+        if n.is_multiple_of(d) {
             return false;
         }
         d += 1;

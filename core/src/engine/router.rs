@@ -50,6 +50,24 @@ impl Router {
         Router { name, kind }
     }
 
+    /// A ketama-family or native [`Ring`] behind the lookup interface.
+    ///
+    /// ```
+    /// use keyroute::engine::{Engine, Router};
+    /// use keyroute::ring::{Profile, Ring};
+    /// let ring = Ring::with_nodes(Profile::libketama(), [("a", 1), ("b", 1)])?;
+    /// let r = Router::from_ring(ring.clone());
+    /// assert_eq!(r.name(), "libketama");
+    /// assert_eq!(r.get(b"k"), ring.get(b"k"));
+    /// # Ok::<(), keyroute::ring::RingError>(())
+    /// ```
+    pub fn from_ring(ring: Ring) -> Router {
+        Router {
+            name: ring.profile().name().as_str(),
+            kind: Kind::Ring(ring),
+        }
+    }
+
     /// The engine or profile `name` (see [`NAMES`](super::NAMES) and
     /// [`FleetProfile`]) over `nodes`, with `options` as `(name, value)` text. The ketama
     /// family takes `vnodes`, `points_per_digest` and `default_port`, as
