@@ -1,8 +1,9 @@
 # JavaScript: the npm package `keyroute` (bindings-js, wasm-bindgen), its demo page, tests
 # in Node and in Debian's Chromium, and benchmarks against the npm peers.
 #
-#   make test-js    toolchain + npm ci + chromium/redis-server, build, lints, node --test,
-#                   the node-redis recipe on real redis-servers, browser test
+#   make test-js    toolchain + npm ci + chromium/redis-server, build, lints, node --test
+#                   (the smart cache on real redis-servers with the Rust peer), the
+#                   node-redis recipe and the smart-cache example, browser test
 #   make build-js   bindings-js/dist (wasm-bindgen for Node and for browsers)
 #   make pack-js    build/keyroute-<version>.tgz
 #   make demo-web   serve the demo page on http://127.0.0.1:$(DEMO_WEB_PORT)/bindings-js/demo/
@@ -47,15 +48,22 @@ setup-apt-js:
 # The Lua scripts (core's SCRIPTS) reach the package as JSON printed by a host build of
 # examples/scripts.rs, outside the size-budgeted .wasm.
 JS_SCRIPTS := $(BUILD)/js/scripts.json
+# The smart cache (keyroute/cache, Node) is a .wasm of its own, from the same crate with
+# `--no-default-features --features cache` (budget: config.cacheWasmGzipBudget): built
+# first and copied, since both builds write $(JS_WASM).
+JS_CACHE_WASM := $(BUILD)/js/keyroute_cache.wasm
 build-js: setup-js-rust setup-js-npm
-	$(JS_CARGO_ENV) $(CARGO) build -p keyroute-js --target wasm32-unknown-unknown --release
 	mkdir -p $(dir $(JS_SCRIPTS))
+	$(JS_CARGO_ENV) $(CARGO) build -p keyroute-js --target wasm32-unknown-unknown --release --no-default-features --features cache
+	cp $(JS_WASM) $(JS_CACHE_WASM)
+	$(JS_CARGO_ENV) $(CARGO) build -p keyroute-js --target wasm32-unknown-unknown --release
 	$(CARGO) run -q -p keyroute-js --example scripts > $(JS_SCRIPTS).tmp && mv $(JS_SCRIPTS).tmp $(JS_SCRIPTS)
-	cd $(JS_DIR) && node scripts/build.mjs $(JS_WASM) $(JS_SCRIPTS)
+	cd $(JS_DIR) && node scripts/build.mjs $(JS_WASM) $(JS_SCRIPTS) $(JS_CACHE_WASM)
 
 lint-js: setup-js-rust
 	$(CARGO) fmt -p keyroute-js --check
 	$(CARGO) clippy -p keyroute-js --target wasm32-unknown-unknown -- -D warnings
+	$(CARGO) clippy -p keyroute-js --target wasm32-unknown-unknown --no-default-features --features cache -- -D warnings
 	$(CARGO) clippy -p keyroute-js --example scripts -- -D warnings
 
 pack-js: build-js
@@ -66,10 +74,12 @@ TEST_TARGETS += test-js
 test-js: setup-js lint-js build-js test-js-node test-js-browser
 
 # test/*.test.mjs: the test files only (test/helpers.mjs is a module, not a test).
+# The Rust SmartCache the cache suite shares entries with (bindings-js/examples/cache_peer.rs).
 test-js-node: build-js setup-apt-js
+	$(CARGO) build -q -p keyroute-js --features peer --example cache_peer
 	cd $(JS_DIR) && node --expose-gc --test test/*.test.mjs
 	cd $(ROOT)/examples/node && npm ci --no-audit --no-fund --prefer-offline && node example.cjs && node example.mjs \
-	  && node check_shard_node_redis.mjs
+	  && node check_shard_node_redis.mjs && node check_smart_cache.mjs
 
 test-js-browser: build-js setup-apt-js
 	cd $(JS_DIR) && KEYROUTE_SCREENSHOT_DIR=$(BUILD) node --test test-browser/*.test.mjs

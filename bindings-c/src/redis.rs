@@ -133,7 +133,7 @@ pub(crate) unsafe fn deliver(
 }
 
 /// Checks a caller's output buffer: `buf` may be NULL only when `cap` is 0.
-fn buffer(buf: *mut u8, cap: usize) -> Res<()> {
+pub(crate) fn buffer(buf: *mut u8, cap: usize) -> Res<()> {
     if buf.is_null() && cap != 0 {
         return Err(Fail::new(
             ErrorCode::NullArgument,

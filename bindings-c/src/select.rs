@@ -327,9 +327,46 @@ pub unsafe extern "C" fn keyroute_side_key(
         // SAFETY: `key_len` bytes at `pool_key`.
         let key = unsafe { bytes(pool_key, key_len, "pool_key") }?;
         let len_out = required(len_out, "len_out")?;
+        crate::redis::buffer(buf, cap)?;
         let side = side_key(key)?;
         // SAFETY: `cap` writable bytes at `buf`, `len_out` non-NULL.
         unsafe { crate::redis::deliver(side, buf, cap, len_out) }
             .map_err(|_| crate::redis::too_small())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::keyroute_status::*;
+
+    /// Found by bindings-c/tests/fuzz_api.c: a NULL `buf` with a capacity was written
+    /// through (SIGSEGV) instead of refused.
+    #[test]
+    fn side_key_refuses_a_null_buffer_with_a_capacity() {
+        let key = b"{p}:pool";
+        let mut len = 0usize;
+        let st = unsafe {
+            keyroute_side_key(key.as_ptr(), key.len(), std::ptr::null_mut(), 64, &mut len)
+        };
+        assert_eq!(st, KEYROUTE_NULL_ARGUMENT);
+        // NULL with capacity 0 asks for the length only.
+        let st = unsafe {
+            keyroute_side_key(key.as_ptr(), key.len(), std::ptr::null_mut(), 0, &mut len)
+        };
+        assert_eq!(st, KEYROUTE_BUFFER_TOO_SMALL);
+        assert!(len > key.len());
+        let mut buf = vec![0u8; len];
+        let st = unsafe {
+            keyroute_side_key(
+                key.as_ptr(),
+                key.len(),
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut len,
+            )
+        };
+        assert_eq!(st, KEYROUTE_OK);
+        assert!(buf.starts_with(key));
+    }
 }

@@ -681,13 +681,22 @@ export function createApi(wasm, scripts) {
 
   // A field of a cluster reply: a RESP2 flat [key, value, …] array, a RESP3 Map, or an
   // object (any of `names`).
+  // A key of a RESP2 [key, value, …] array as text; a key String() cannot convert (an
+  // object without a prototype, one whose toString throws) matches no field name.
+  function keyText(k) {
+    try {
+      return String(k);
+    } catch {
+      return undefined;
+    }
+  }
   function field(x, ...names) {
     if (x instanceof Map) {
       for (const n of names) if (x.has(n)) return x.get(n);
       return undefined;
     }
     if (Array.isArray(x)) {
-      for (let i = 0; i + 1 < x.length; i += 2) if (names.includes(String(x[i]))) return x[i + 1];
+      for (let i = 0; i + 1 < x.length; i += 2) if (names.includes(keyText(x[i]))) return x[i + 1];
       return undefined;
     }
     if (x && typeof x === 'object') {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds the npm package layout under dist/ from the release .wasm of crate keyroute-js.
 //
-//   node scripts/build.mjs <path/to/keyroute_js.wasm> <path/to/scripts.json>
+//   node scripts/build.mjs <path/to/keyroute_js.wasm> <path/to/scripts.json> <path/to/keyroute_cache.wasm>
 //
 // (`make build-js` runs cargo first: the .wasm, and `cargo run --example scripts`, which
 // prints core's SCRIPTS as JSON; then this.) Output:
@@ -11,6 +11,9 @@
 //   dist/node.cjs, dist/node.mjs, dist/web.mjs   the entry points of the exports map
 //   dist/index.d.ts, index.d.mts the types (js/index.d.ts) for require and for import
 //   dist/scripts.cjs, dist/scripts.mjs   core's Lua scripts (texts outside the .wasm)
+//   dist/cache/  wasm-bindgen --target nodejs of the smart cache's own .wasm (crate feature
+//                `cache`); dist/cache-api.cjs (js/cache.mjs), dist/cache.{cjs,mjs}
+//                (the `keyroute/cache` entry, Node only), dist/cache.d.{ts,mts}
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -19,9 +22,9 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const pkg = resolve(here, '..');
 const dist = join(pkg, 'dist');
-const [wasm, scriptsJson] = process.argv.slice(2);
-if (!wasm || !existsSync(wasm) || !scriptsJson || !existsSync(scriptsJson)) {
-  console.error(`usage: node scripts/build.mjs <keyroute_js.wasm> <scripts.json> (not found: ${wasm}, ${scriptsJson})`);
+const [wasm, scriptsJson, cacheWasm] = process.argv.slice(2);
+if (!wasm || !existsSync(wasm) || !scriptsJson || !existsSync(scriptsJson) || !cacheWasm || !existsSync(cacheWasm)) {
+  console.error(`usage: node scripts/build.mjs <keyroute_js.wasm> <scripts.json> <keyroute_cache.wasm> (not found: ${wasm}, ${scriptsJson}, ${cacheWasm})`);
   process.exit(2);
 }
 const scripts = JSON.parse(readFileSync(scriptsJson, 'utf8'));
@@ -36,11 +39,15 @@ for (const target of ['nodejs', 'web']) {
     stdio: 'inherit',
   });
 }
+// The smart cache's module, for Node only (keyroute/cache): a .wasm of its own, so that the
+// main one (browsers download it) does not grow.
+execFileSync(bindgen, ['--target', 'nodejs', '--weak-refs', '--no-typescript', '--remove-name-section', '--remove-producers-section', '--out-dir', join(dist, 'cache'), cacheWasm], {
+  stdio: 'inherit',
+});
 // The `target_features` custom section (the wasm features rustc assumed, for tools) is not
-// read by any engine: dropped from both modules (about 120 bytes gzipped). wasm-bindgen
+// read by any engine: dropped from every module (about 120 bytes gzipped). wasm-bindgen
 // already removed the name and producers sections.
-for (const dir of ['node', 'web']) {
-  const file = join(dist, dir, 'keyroute_js_bg.wasm');
+for (const file of [join(dist, 'node', 'keyroute_js_bg.wasm'), join(dist, 'web', 'keyroute_js_bg.wasm'), join(dist, 'cache', 'keyroute_cache_bg.wasm')]) {
   writeFileSync(file, withoutCustomSection(readFileSync(file), 'target_features'));
 }
 
@@ -78,6 +85,7 @@ function withoutCustomSection(bytes, name) {
 // The nodejs output is CommonJS inside a package that may be "type": "module" for users:
 // pin its module type.
 writeFileSync(join(dist, 'node', 'package.json'), '{ "type": "commonjs" }\n');
+writeFileSync(join(dist, 'cache', 'package.json'), '{ "type": "commonjs" }\n');
 writeFileSync(join(dist, 'web', 'package.json'), '{ "type": "module" }\n');
 
 const api = readFileSync(join(pkg, 'js', 'api.mjs'), 'utf8');
@@ -161,7 +169,41 @@ export default init;
 `,
 );
 
+// keyroute/cache (Node): the cache API over its own module.
+const cacheApi = readFileSync(join(pkg, 'js', 'cache.mjs'), 'utf8');
+const cacheLine = 'export function createCacheApi(wasm, scripts, node) {';
+if (!cacheApi.includes(cacheLine)) throw new Error(`js/cache.mjs must define \`${cacheLine}\``);
+writeFileSync(join(dist, 'cache-api.cjs'), `${header.replace('api.mjs', 'cache.mjs')}'use strict';\n${cacheApi.replace(cacheLine, 'function createCacheApi(wasm, scripts, node) {')}\nmodule.exports = { createCacheApi };\n`);
+const cacheNames = [
+  'SmartCache', 'Sessions', 'Devices', 'PollSchedule', 'clientToken', 'clientKeys', 'entryKey',
+  'deviceKey', 'newSessionId', 'parseSessionId', 'checkClientId', 'checkKind', 'checkDeviceId',
+  'checkVersion', 'checkValueLen', 'checkedMaxValueLen', 'checkWarmCount', 'checkedMs',
+  'loadError', 'cacheCalls', 'commandOf', 'decodeReply', 'shouldRefresh', 'xfetchArg',
+  'CACHE_LIMITS', 'CACHE_SCRIPTS', 'ERROR_CODES',
+];
+const cacheMissing = cacheNames.filter((n) => !new RegExp(`^    ${n},$`, 'm').test(cacheApi));
+if (cacheMissing.length) throw new Error(`js/cache.mjs does not return ${cacheMissing.join(', ')}`);
+writeFileSync(
+  join(dist, 'cache.cjs'),
+  `${header.replace('api.mjs', 'cache.mjs')}'use strict';
+// keyroute/cache (Node, CommonJS): the smart cache over a node-redis client; its .wasm is
+// compiled synchronously on require.
+const { randomBytes } = require('node:crypto');
+const { createCacheApi } = require('./cache-api.cjs');
+module.exports = createCacheApi(require('./cache/keyroute_cache.js'), require('./scripts.cjs'), { randomBytes, pid: process.pid });
+`,
+);
+writeFileSync(
+  join(dist, 'cache.mjs'),
+  `${header.replace('api.mjs', 'cache.mjs')}// keyroute/cache (Node, ES module): the same instance as require('keyroute/cache').
+import api from './cache.cjs';
+export const { ${cacheNames.join(', ')} } = api;
+`,
+);
+
 // One declaration file, as CommonJS types (require) and as ES module types (import).
 copyFileSync(join(pkg, 'js', 'index.d.ts'), join(dist, 'index.d.ts'));
 copyFileSync(join(pkg, 'js', 'index.d.ts'), join(dist, 'index.d.mts'));
+copyFileSync(join(pkg, 'js', 'cache.d.ts'), join(dist, 'cache.d.ts'));
+copyFileSync(join(pkg, 'js', 'cache.d.ts'), join(dist, 'cache.d.mts'));
 console.log(`built ${dist}`);

@@ -9,9 +9,14 @@ use alloc::vec::Vec;
 use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicU32, Ordering};
 
+#[cfg(feature = "cache")]
+use keyroute::cache::{InputError, ReplyError};
 use keyroute::error::{ErrorCode, Int};
+#[cfg(feature = "routing")]
 use keyroute::ring::RingError;
+#[cfg(feature = "routing")]
 use keyroute::select::{KeyError, PoolError, UnknownRestoreMode};
+#[cfg(feature = "routing")]
 use keyroute::slot::{AddressError, MapError, PlanError, RedirectError};
 use wasm_bindgen::prelude::*;
 
@@ -77,6 +82,7 @@ macro_rules! coded {
         }
     )*};
 }
+#[cfg(feature = "routing")]
 coded!(
     RingError,
     MapError,
@@ -87,6 +93,8 @@ coded!(
     AddressError,
     UnknownRestoreMode
 );
+#[cfg(feature = "cache")]
+coded!(InputError, ReplyError);
 
 /// Every error code as `[name, number, name, number, …]` (`ERROR_CODES` in JavaScript).
 #[wasm_bindgen(js_name = rawErrorCodes)]

@@ -28,9 +28,19 @@ fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
     core::arch::wasm32::unreachable()
 }
 
+mod batch;
+// Two modules are built from this crate (see Cargo.toml): the main one (`routing`: rings,
+// slots, least-used) and the smart cache's (`cache`), each with its own size budget.
+#[cfg(feature = "cache")]
+mod cache;
+// The cache module uses a part of the shared helpers only.
+#[cfg_attr(not(feature = "routing"), allow(dead_code))]
 mod error;
+#[cfg(feature = "routing")]
 mod ring;
+#[cfg(feature = "routing")]
 mod select;
+#[cfg(feature = "routing")]
 mod slot;
 
 pub use error::JsError;

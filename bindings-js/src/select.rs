@@ -8,6 +8,7 @@ use keyroute::select::{
 };
 use wasm_bindgen::prelude::*;
 
+use crate::batch::RawBatch;
 use crate::error::{unpack, JsError, Live};
 
 /// The most picks one `pickMany` call makes (`keyroute::select::MAX_PICKS_PER_CALL`),
@@ -164,44 +165,5 @@ impl RawPool {
         let mut b = RawBatch::from_iter(self.pool.removed().map(|(m, _)| m));
         b.counts = self.pool.removed().map(|(_, c)| c as f64).collect();
         b
-    }
-}
-
-/// Byte strings packed in one buffer, with end offsets and optional counts.
-#[wasm_bindgen]
-#[derive(Debug, Default)]
-pub struct RawBatch {
-    data: Vec<u8>,
-    ends: Vec<u32>,
-    counts: Vec<f64>,
-}
-
-impl RawBatch {
-    fn from_iter<'a>(items: impl Iterator<Item = &'a [u8]>) -> Self {
-        let mut b = RawBatch::default();
-        for m in items {
-            b.data.extend_from_slice(m);
-            b.ends.push(b.data.len() as u32);
-        }
-        b
-    }
-}
-
-#[wasm_bindgen]
-impl RawBatch {
-    /// All bytes.
-    #[wasm_bindgen(getter)]
-    pub fn data(&self) -> Vec<u8> {
-        self.data.clone()
-    }
-    /// End offset of each item.
-    #[wasm_bindgen(getter)]
-    pub fn ends(&self) -> Vec<u32> {
-        self.ends.clone()
-    }
-    /// Count of each item (empty when not applicable).
-    #[wasm_bindgen(getter)]
-    pub fn counts(&self) -> Vec<f64> {
-        self.counts.clone()
     }
 }

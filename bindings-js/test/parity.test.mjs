@@ -1,11 +1,13 @@
 // docs/parity.md holds the JavaScript column to the package: every name of a `yes:` cell
-// exists (an export, or a method, getter or static of an exported class: `Ring.getN`),
-// and every `no:` cell gives a reason.
+// exists (an export of `keyroute` or of `keyroute/cache`, or a method, getter or static of
+// an exported class or object: `Ring.getN`, `cacheCalls.get`), and every `no:` cell gives
+// a reason.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as kr from 'keyroute';
+import * as main from 'keyroute';
+import * as cache from 'keyroute/cache';
 import { repo } from './helpers.mjs';
 
 function rows() {
@@ -21,6 +23,7 @@ function rows() {
 
 function exists(name) {
   const [head, member, ...rest] = name.split('.');
+  const kr = head in main ? main : cache;
   if (rest.length || !(head in kr)) return false;
   if (member === undefined) return true;
   const owner = kr[head];
@@ -56,4 +59,7 @@ test('the check itself fails on a missing name', () => {
   assert.equal(exists('Ring.profile'), true);
   assert.equal(exists('Ring.noSuchMethod'), false);
   assert.equal(exists('noSuchExport'), false);
+  assert.equal(exists('SmartCache.getOrLoad'), true);
+  assert.equal(exists('cacheCalls.warmBegin'), true);
+  assert.equal(exists('SmartCache.noSuchMethod'), false);
 });

@@ -18,6 +18,11 @@
 //! ├── OutOfRangeError(KeyrouteError, ValueError, OverflowError)   OUT_OF_RANGE
 //! ├── TooLargeError(KeyrouteError, ValueError)      TOO_LARGE
 //! ├── InternalError(KeyrouteError, RuntimeError)    INTERNAL (a caught panic)
+//! ├── CacheInputError(KeyrouteError, ValueError)    smart-cache arguments (BAD_CLIENT_ID, BAD_KIND, ...)
+//! ├── CacheTimeout(KeyrouteError, TimeoutError)     CACHE_TIMEOUT
+//! ├── BackendError(KeyrouteError)                   BACKEND_ERROR (+ backend_code, backend_message, cached)
+//! ├── SessionExpired(KeyrouteError)                 SESSION_EXPIRED
+//! ├── SessionVersionMismatch(KeyrouteError)         VERSION_MISMATCH (+ stored_version)
 //! └── RedisError(KeyrouteError)                     cluster codes, BUSY
 //!     ├── RedisBadUrlError(RedisError, ValueError)          REDIS_BAD_URL
 //!     ├── RedisConnectionError(RedisError, ConnectionError) REDIS_CONNECT, REDIS_CONNECTION_LOST
@@ -55,6 +60,7 @@ pub(crate) enum Area {
     Plan,
     Pool,
     Redis,
+    Cache,
 }
 
 /// One exception class: its static cell, name, bases (by cell or builtin), class-level
@@ -106,6 +112,25 @@ classes! {
         "A count or size is above the stated limit; nothing was allocated. Also a ValueError.";
     INTERNAL = "InternalError", "INTERNAL",
         "A bug in keyroute (a caught panic); please report it. Also a RuntimeError.";
+    CACHE_INPUT = "CacheInputError", "",
+        "A smart-cache, session or device argument was refused (BAD_CLIENT_ID, BAD_KIND, \
+         BAD_DEVICE_ID, BAD_SESSION_ID, BAD_VERSION, BAD_TTL), or a value or session data is \
+         larger than the maximum (VALUE_TOO_LARGE); nothing was stored. Also a ValueError.";
+    CACHE_TIMEOUT = "CacheTimeout", "CACHE_TIMEOUT",
+        "The deadline (timeout_ms) passed before a value was served; another instance may \
+         still be loading it. Also a TimeoutError.";
+    BACKEND = "BackendError", "BACKEND_ERROR",
+        "The loader failed, here or in another instance (its failure is cached for the \
+         negative TTL). `backend_code` is the loader's code (its exception's `code` \
+         attribute, else its class name), `backend_message` its text, `cached` whether it \
+         came from the cache rather than this call's loader; the exception the loader raised \
+         is the `__cause__` for the caller that ran it.";
+    SESSION_EXPIRED = "SessionExpired", "SESSION_EXPIRED",
+        "The session expired (idle, or past its maximum age), was destroyed or never \
+         existed: log in again.";
+    VERSION_MISMATCH = "SessionVersionMismatch", "VERSION_MISMATCH",
+        "The session was created by another service version (`stored_version`); it was \
+         left as it was.";
     REDIS = "RedisError", "",
         "Talking to Redis failed. The subclass and `code` say how; the message says what was \
          being done (passwords are never shown). After a connection error the next call \
@@ -132,6 +157,12 @@ fn class_of(area: Area, code: ErrorCode) -> &'static Class {
     use ErrorCode as C;
     match code {
         C::BadType => &BAD_TYPE,
+        C::CacheTimeout => &CACHE_TIMEOUT,
+        C::BackendError => &BACKEND,
+        C::SessionExpired => &SESSION_EXPIRED,
+        C::VersionMismatch => &VERSION_MISMATCH,
+        // An object used in another process than the one that made it (after a fork).
+        C::InvalidHandle if area == Area::Cache => &BASE,
         C::BadUtf8 => &BAD_UTF8,
         C::OutOfRange => &OUT_OF_RANGE,
         C::TooLarge => &TOO_LARGE,
@@ -152,6 +183,7 @@ fn class_of(area: Area, code: ErrorCode) -> &'static Class {
             Area::Plan => &PLAN,
             Area::Pool => &POOL,
             Area::Redis => &REDIS,
+            Area::Cache => &CACHE_INPUT,
         },
     }
 }
@@ -215,6 +247,15 @@ pub(crate) fn register<'py>(m: &Bound<'py, PyModule>) -> PyResult<()> {
     )?;
     add(&TOO_LARGE, Some(&BASE), &[value()])?;
     add(&INTERNAL, Some(&BASE), &[py.get_type::<PyRuntimeError>()])?;
+    add(&CACHE_INPUT, Some(&BASE), &[value()])?;
+    add(
+        &CACHE_TIMEOUT,
+        Some(&BASE),
+        &[py.get_type::<PyTimeoutError>()],
+    )?;
+    add(&BACKEND, Some(&BASE), &[])?;
+    add(&SESSION_EXPIRED, Some(&BASE), &[])?;
+    add(&VERSION_MISMATCH, Some(&BASE), &[])?;
     add(&REDIS, Some(&BASE), &[])?;
     add(&REDIS_BAD_URL, Some(&REDIS), &[value()])?;
     add(
@@ -304,6 +345,24 @@ pub(crate) fn from_redis(e: CoreRedisError) -> PyErr {
         CoreRedisError::Ring(e) => err(e),
         CoreRedisError::Address(e) => err(e),
         CoreRedisError::BadTtl(_) => raise(Area::Pool, e.code(), e.to_string()),
+        CoreRedisError::Input(_) => raise(Area::Cache, e.code(), e.to_string()),
+        CoreRedisError::Backend {
+            ref code,
+            ref message,
+            cached,
+        } => {
+            let err = raise(Area::Cache, e.code(), e.to_string());
+            let attrs = Python::attach(|py| -> PyResult<()> {
+                let v = err.value(py);
+                v.setattr("backend_code", code)?;
+                v.setattr("backend_message", message)?;
+                v.setattr("cached", cached)
+            });
+            match attrs {
+                Ok(()) => err,
+                Err(failed) => failed,
+            }
+        }
         e => raise(Area::Redis, e.code(), e.to_string()),
     }
 }

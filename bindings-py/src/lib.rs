@@ -1,13 +1,15 @@
 //! Python bindings of keyroute: the native module `keyroute._keyroute`.
 //!
 //! Thin by design: this crate converts Python values to the core's types and the core's
-//! errors to Python exceptions, and releases the GIL for batch and network calls. Every answer comes
+//! errors to Python exceptions, and releases the GIL for batch and network calls (the
+//! smart cache's loaders take it back for their call only). Every answer comes
 //! from the `keyroute` crate; the Python package (`python/keyroute/`) re-exports this
 //! module with type stubs.
 
 use pyo3::prelude::*;
 
 mod args;
+mod cache;
 mod errors;
 mod keys;
 mod remote;
@@ -27,5 +29,6 @@ fn _keyroute(m: &Bound<'_, PyModule>) -> PyResult<()> {
     slotmap::register(m)?;
     select::register(m)?;
     remote::register(m)?;
+    cache::register(m)?;
     Ok(())
 }

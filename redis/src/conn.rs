@@ -62,20 +62,22 @@ fn nonzero(d: Duration) -> Duration {
 /// assert_eq!(redact("redis://h:6379"), "redis://h:6379");
 /// ```
 pub fn redact(url: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
-        return url.to_string();
+    let scheme_end = match url.find("://") {
+        Some(i) => i + 3,
+        // `user:password@host:port` without a scheme (a seed).
+        None if !url.contains(char::is_whitespace) => 0,
+        None => return url.to_string(),
     };
     let rest = &url[scheme_end..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
+    // The credentials end at the last '@': a password that was not percent-encoded may
+    // hold '/', '?', '#' or '@', and is then hidden whole.
+    let Some(at) = rest.rfind('@') else {
         return url.to_string();
     };
     let userinfo = &rest[..at];
-    let user = userinfo.split_once(':').map_or("", |(u, _)| u);
-    let hidden = if userinfo.contains(':') {
-        format!("{user}:***")
-    } else {
-        "***".to_string()
+    let hidden = match userinfo.split_once(':') {
+        Some((user, _)) if !user.contains(['/', '?', '#']) => format!("{user}:***"),
+        _ => "***".to_string(),
     };
     format!("{}{hidden}{}", &url[..scheme_end], &rest[at..])
 }
@@ -433,5 +435,33 @@ mod tests {
         assert!(Reconnecting::new("[::1]:6379", Timeouts::default()).is_ok());
         assert_eq!(redact("redis://user@h:1"), "redis://***@h:1");
         assert_eq!(redact("h:1"), "h:1");
+    }
+
+    /// Found by fuzz/fuzz_targets/cache_inputs.rs: a password holding '?', '/' or '#'
+    /// (not percent-encoded) ended the authority early, so no '@' was seen and the URL
+    /// was shown as it was, password included; so was `user:password@host:port` without
+    /// a scheme.
+    #[test]
+    fn passwords_with_url_delimiters_are_redacted() {
+        let cases = [
+            (
+                "redis://user:pa?ss@127.0.0.1:6379/0",
+                "redis://user:***@127.0.0.1:6379/0",
+            ),
+            ("redis://:pa/ss@h:1", "redis://:***@h:1"),
+            ("redis://:pa#ss@h:1", "redis://:***@h:1"),
+            ("redis://:p@ss@h:1", "redis://:***@h:1"),
+            ("redis://se/cret@h:1", "redis://***@h:1"),
+            ("redis://a/b:secret@h:1", "redis://***@h:1"),
+            ("user:secret@h:1", "user:***@h:1"),
+            ("redis://h:1/0", "redis://h:1/0"),
+            ("no url here", "no url here"),
+        ];
+        for (url, shown) in cases {
+            assert_eq!(redact(url), shown, "{url}");
+        }
+        let err = Reconnecting::new("redis://:hunt?er2@127.0.0.1:6379", Timeouts::default())
+            .expect_err("not a URL the client takes");
+        assert!(!err.to_string().contains("hunt?er2"), "{err}");
     }
 }

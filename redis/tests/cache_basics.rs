@@ -164,6 +164,15 @@ fn bad_inputs_are_refused_with_codes() {
             .as_str(),
         "BAD_DEVICE_ID"
     );
+    // Kinds are checked before the device is looked up: an unknown device refuses them too.
+    assert_eq!(
+        cache
+            .warm("unknown-device", &["ok", "a}"], |_, _| Ok(vec![]))
+            .expect_err("kind")
+            .code()
+            .as_str(),
+        "BAD_KIND"
+    );
 }
 
 #[test]

@@ -13,6 +13,11 @@ One Rust core gives the same answers in Rust, Python, JavaScript and C:
   Redis scripts, and the scripts themselves).
 * :class:`LeastUsed` and :class:`Leases` -- least-used and least-concurrency selection on
   a real Redis server (the core's native client; errors are :class:`RedisError`).
+* :class:`SmartCache`, :class:`Sessions`, :class:`Devices` -- the smart cache on Redis
+  (standalone or Cluster): a cold key loaded once across every process and server,
+  sessions any server reads, warm-up by device (errors: :class:`CacheTimeout`,
+  :class:`BackendError`, :class:`SessionExpired`, :class:`SessionVersionMismatch`,
+  :class:`CacheInputError`).
 
 Keys are ``str`` (hashed as UTF-8) or ``bytes`` (hashed as is). Every exception keyroute
 raises is a :class:`KeyrouteError` with ``.code``, one of :data:`ERROR_CODES`.
@@ -26,6 +31,7 @@ from keyroute._keyroute import (
     MAX_EXACT_COUNT as MAX_EXACT_COUNT,
     MAX_KEYS_PER_CALL as MAX_KEYS_PER_CALL,
     MAX_PICKS_PER_CALL as MAX_PICKS_PER_CALL,
+    MAX_WARM_KINDS as MAX_WARM_KINDS,
     PROFILES as PROFILES,
     REMOVE_SCRIPT as REMOVE_SCRIPT,
     REMOVE_SHA1 as REMOVE_SHA1,
@@ -36,8 +42,12 @@ from keyroute._keyroute import (
     SEED_SHA1 as SEED_SHA1,
     SLOT_COUNT as SLOT_COUNT,
     __version__ as __version__,
+    BackendError as BackendError,
     BadTypeError as BadTypeError,
     BadUtf8Error as BadUtf8Error,
+    CacheInputError as CacheInputError,
+    CacheTimeout as CacheTimeout,
+    Devices as Devices,
     group_by_slot as group_by_slot,
     hash_tag as hash_tag,
     InternalError as InternalError,
@@ -70,9 +80,15 @@ from keyroute._keyroute import (
     RingDiff as RingDiff,
     RingError as RingError,
     Script as Script,
+    Session as Session,
+    SessionExpired as SessionExpired,
+    Sessions as Sessions,
+    SessionVersionMismatch as SessionVersionMismatch,
     SlotMap as SlotMap,
     SlotMapError as SlotMapError,
+    SmartCache as SmartCache,
     TooLargeError as TooLargeError,
+    WarmReport as WarmReport,
 )
 
 __all__ = [
@@ -83,6 +99,7 @@ __all__ = [
     "MAX_EXACT_COUNT",
     "MAX_KEYS_PER_CALL",
     "MAX_PICKS_PER_CALL",
+    "MAX_WARM_KINDS",
     "PROFILES",
     "REMOVE_SCRIPT",
     "REMOVE_SHA1",
@@ -93,8 +110,12 @@ __all__ = [
     "SEED_SHA1",
     "SLOT_COUNT",
     "__version__",
+    "BackendError",
     "BadTypeError",
     "BadUtf8Error",
+    "CacheInputError",
+    "CacheTimeout",
+    "Devices",
     "group_by_slot",
     "hash_tag",
     "InternalError",
@@ -127,7 +148,13 @@ __all__ = [
     "RingDiff",
     "RingError",
     "Script",
+    "Session",
+    "SessionExpired",
+    "Sessions",
+    "SessionVersionMismatch",
     "SlotMap",
     "SlotMapError",
+    "SmartCache",
     "TooLargeError",
+    "WarmReport",
 ]

@@ -1,6 +1,8 @@
 """Type stubs of the native module keyroute._keyroute (checked by mypy.stubtest)."""
 
-from collections.abc import Iterable, Iterator, Mapping
+import builtins
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, final, overload
 
 from typing_extensions import Self, TypeAlias
@@ -22,7 +24,9 @@ __all__ = [
     "group_by_slot", "parse_redirect", "Pool", "Script", "SCRIPTS", "LEAST_USED_SCRIPT",
     "LEAST_USED_SHA1", "SEED_SCRIPT", "SEED_SHA1", "REMOVE_SCRIPT", "REMOVE_SHA1",
     "RESTORE_SCRIPT", "RESTORE_SHA1", "MAX_EXACT_COUNT", "MAX_PICKS_PER_CALL", "LeastUsed",
-    "Leases", "Lease",
+    "Leases", "Lease", "CacheInputError", "CacheTimeout", "BackendError", "SessionExpired",
+    "SessionVersionMismatch", "SmartCache", "WarmReport", "Sessions", "Session", "Devices",
+    "MAX_WARM_KINDS",
 ]
 
 __version__: str
@@ -41,6 +45,7 @@ REMOVE_SCRIPT: str
 REMOVE_SHA1: str
 RESTORE_SCRIPT: str
 RESTORE_SHA1: str
+MAX_WARM_KINDS: int
 
 # --- errors: every exception keyroute raises carries .code (a key of ERROR_CODES) -----
 
@@ -81,6 +86,32 @@ class TooLargeError(KeyrouteError, ValueError):
 
 class InternalError(KeyrouteError, RuntimeError):
     """A bug in keyroute (a caught panic) (INTERNAL)."""
+
+class CacheInputError(KeyrouteError, ValueError):
+    """A smart-cache, session or device argument was refused, or a value is too large."""
+
+class CacheTimeout(KeyrouteError, TimeoutError):
+    """The deadline passed before a value was served (CACHE_TIMEOUT)."""
+
+class BackendError(KeyrouteError):
+    """The loader failed, here or (cached) in another instance (BACKEND_ERROR).
+
+    ``backend_code``: the loader's code (its exception's ``code`` attribute, else its
+    class name); ``backend_message``: its text; ``cached``: whether it came from the
+    cache. The loader's own exception is ``__cause__`` for the caller that ran it.
+    """
+
+    backend_code: str
+    backend_message: str
+    cached: bool
+
+class SessionExpired(KeyrouteError):
+    """The session expired, was destroyed or never existed: log in again (SESSION_EXPIRED)."""
+
+class SessionVersionMismatch(KeyrouteError):
+    """The session was created by another service version (VERSION_MISMATCH)."""
+
+    stored_version: str
 
 class RedisError(KeyrouteError):
     """Talking to Redis failed; the subclass and ``code`` say how."""
@@ -394,3 +425,115 @@ class Leases:
     def keys(self) -> list[bytes]: ...
     @property
     def timeout(self) -> float: ...
+
+# --- smart cache on Redis -------------------------------------------------------------
+
+_Url: TypeAlias = str | Sequence[str]
+
+@final
+class SmartCache:
+    """A cache on Redis shared by every process and server: a cold key is loaded once.
+
+    ``url`` is ``redis://[:password@]host:port[/db]`` (or ``host:port``); with
+    ``cluster=True``, one seed URL of a Redis Cluster or a list of them. ``timeout``
+    (seconds; default 2, 1 on a cluster) bounds connecting and each Redis reply.
+    Connections open and scripts load here. Thread-safe; belongs to the process that
+    made it (make one per process after a fork).
+    """
+
+    def __new__(
+        cls,
+        url: _Url,
+        *,
+        lease_ms: int = 2000,
+        soft_ttl_ms: int = 60000,
+        hard_ttl_ms: int = 600000,
+        neg_ttl_ms: int = 1000,
+        cluster: bool = False,
+        timeout: float | None = None,
+    ) -> Self: ...
+    def get_or_load(
+        self, client: str, kind: str, loader: Callable[[], bytes], *, timeout_ms: int = 5000
+    ) -> bytes: ...
+    def invalidate(self, client: str, kind: str) -> bool: ...
+    def warm(
+        self, device: str, kinds: Sequence[str], loader: Callable[[str, str], bytes]
+    ) -> WarmReport: ...
+    def stats(self) -> dict[str, int]: ...
+    @property
+    def lease_ms(self) -> int: ...
+    @property
+    def soft_ttl_ms(self) -> int: ...
+    @property
+    def hard_ttl_ms(self) -> int: ...
+    @property
+    def neg_ttl_ms(self) -> int: ...
+    @property
+    def max_value_bytes(self) -> int: ...
+    @property
+    def cluster(self) -> bool: ...
+
+@final
+class WarmReport:
+    """What SmartCache.warm did."""
+
+    @property
+    def client(self) -> str | None: ...
+    @property
+    def granted(self) -> list[str]: ...
+    @property
+    def skipped(self) -> list[str]: ...
+    @property
+    def failed(self) -> list[tuple[str, KeyrouteError]]: ...
+
+@final
+class Session:
+    """A live session (its expiry already slid)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def client(self) -> str: ...
+    @property
+    def data(self) -> bytes: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def expires_at(self) -> int: ...
+
+@final
+class Sessions:
+    """Client sessions on Redis with a sliding TTL (ms), an optional maximum age and a
+    service-version check. Same ``url``, ``cluster`` and ``timeout`` as SmartCache."""
+
+    def __new__(
+        cls,
+        url: _Url,
+        *,
+        ttl_ms: int,
+        max_age_ms: int | None = None,
+        cluster: bool = False,
+        timeout: float | None = None,
+    ) -> Self: ...
+    def create(self, client: str, version: str, data: bytes) -> str: ...
+    def touch(self, sid: str, version: str | None = None) -> Session: ...
+    def destroy(self, sid: str) -> bool: ...
+    def list(self, client: str) -> builtins.list[tuple[str, int]]: ...
+    @property
+    def ttl_ms(self) -> int: ...
+    @property
+    def max_age_ms(self) -> int | None: ...
+    @property
+    def cluster(self) -> bool: ...
+
+@final
+class Devices:
+    """Device -> client bindings on Redis, for warm-up before login."""
+
+    def __new__(
+        cls, url: _Url, *, cluster: bool = False, timeout: float | None = None
+    ) -> Self: ...
+    def bind(self, device: str, client: str, ttl_ms: int) -> None: ...
+    def client_of(self, device: str) -> str | None: ...
+    @property
+    def cluster(self) -> bool: ...

@@ -40,6 +40,14 @@ const MAX_FRAME: usize = 1 << 20;
 /// Parses one frame from the start of `buf`: the frame and the bytes it took, `Ok(None)`
 /// when more bytes are needed.
 pub(crate) fn parse(buf: &[u8]) -> io::Result<Option<(Frame, usize)>> {
+    parse_nested(buf, 0)
+}
+
+/// How deep arrays may nest (the subscriber's replies and pushes are flat arrays); deeper
+/// ones are refused rather than parsed by recursion as deep as the server likes.
+const MAX_DEPTH: usize = 8;
+
+fn parse_nested(buf: &[u8], depth: usize) -> io::Result<Option<(Frame, usize)>> {
     let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("RESP: {what}"));
     let Some(end) = buf.windows(2).position(|w| w == b"\r\n") else {
         if buf.len() > MAX_FRAME {
@@ -47,7 +55,9 @@ pub(crate) fn parse(buf: &[u8]) -> io::Result<Option<(Frame, usize)>> {
         }
         return Ok(None);
     };
-    let line = &buf[1..end];
+    // Empty when the buffer starts with CRLF (no type byte): refused below as an unknown
+    // frame type.
+    let line = buf.get(1..end).unwrap_or_default();
     let next = end + 2;
     let int = || -> io::Result<i64> {
         std::str::from_utf8(line)
@@ -84,10 +94,13 @@ pub(crate) fn parse(buf: &[u8]) -> io::Result<Option<(Frame, usize)>> {
             if n > 1024 {
                 return Err(bad("array too long"));
             }
+            if depth >= MAX_DEPTH {
+                return Err(bad("arrays nested too deep"));
+            }
             let mut items = Vec::new();
             let mut at = next;
             for _ in 0..n {
-                match parse(&buf[at..])? {
+                match parse_nested(&buf[at..], depth + 1)? {
                     Some((frame, used)) => {
                         items.push(frame);
                         at += used;
@@ -199,5 +212,32 @@ mod tests {
         );
         assert!(parse(b"?x\r\n").is_err());
         assert_eq!(encode(&[b"PING"]), b"*1\r\n$4\r\nPING\r\n");
+    }
+
+    /// Found by fuzz/fuzz_targets/resp_parse.rs: a reply starting with CRLF (no type
+    /// byte) panicked on `&buf[1..0]`.
+    #[test]
+    fn a_line_without_a_type_byte_is_refused() {
+        for bad in [&b"\r\n"[..], b"\r\n+OK\r\n", b"\r\n\0\0"] {
+            let err = parse(bad).expect_err("refused");
+            assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        }
+    }
+
+    /// Arrays nested deeper than MAX_DEPTH are refused: 800 KB of `*1\r\n` from the
+    /// server used to overflow the stack (an abort, not a panic) by recursing once per
+    /// level.
+    #[test]
+    fn deep_nesting_is_refused_not_recursed() {
+        let deep = b"*1\r\n".repeat(200_000);
+        let err = parse(&deep).expect_err("refused");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        let mut ok = b"*1\r\n".repeat(MAX_DEPTH);
+        ok.extend_from_slice(b":1\r\n");
+        let (_, used) = parse(&ok).expect("at the limit").expect("complete");
+        assert_eq!(used, ok.len());
+        let mut over = b"*1\r\n".repeat(MAX_DEPTH + 1);
+        over.extend_from_slice(b":1\r\n");
+        assert!(parse(&over).is_err());
     }
 }

@@ -5,7 +5,7 @@
 use std::thread;
 
 use keyroute::cache::{
-    check_device_id, check_warm_count, decode_warm, device_key, Call, ClientKeys,
+    check_device_id, check_kind, check_warm_count, decode_warm, device_key, Call, ClientKeys,
 };
 
 use super::load_error::LoadError;
@@ -60,6 +60,11 @@ impl SmartCache {
     {
         check_warm_count(kinds.len())?;
         check_device_id(device.as_ref())?;
+        // Checked here too, not only when the client is known: an unknown device refuses
+        // the same kinds.
+        for kind in kinds {
+            check_kind(kind.as_ref())?;
+        }
         let key = device_key(device.as_ref())?;
         let client: Option<Vec<u8>> = self.store.query(&key, redis::cmd("GET").arg(&key))?;
         match client {

@@ -1,0 +1,1158 @@
+// The smart cache of `keyroute/cache` (Node): core's key names, session ids, checks, script
+// calls, reply decoders, XFetch and poll schedule through the cache .wasm, and SmartCache,
+// Sessions and Devices running them on a node-redis client the caller passes in.
+//
+// `createCacheApi(wasm, scripts, node)` is plain ES2020 with no import/export other than
+// the one below: scripts/build.mjs copies it to dist/cache-api.mjs (ESM) and
+// dist/cache-api.cjs (CommonJS) verbatim, except for that line. `node` gives what comes
+// from Node: `randomBytes(n)` (node:crypto) and `pid`.
+//
+// Every decision is core's (Rust, through the .wasm): which keys, which arguments, what a
+// reply means, how long to poll, what input is refused with which code. This file does
+// the I/O, the way keyroute-redis's cache module (redis/src/cache/smart.rs) does it in
+// Rust: the single flight in the process, the heartbeat, the subscription before the
+// re-check, the polling, the fill or the abandon. Every error thrown is an Error with a
+// `code` of ERROR_CODES.
+
+export function createCacheApi(wasm, scripts, node) {
+  'use strict';
+
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+
+  // ---------------------------------------------------------------- errors
+
+  const ERROR_CODES = {};
+  {
+    const c = wasm.rawErrorCodes();
+    for (let i = 0; i < c.length; i += 2) ERROR_CODES[c[i]] = Number(c[i + 1]);
+    Object.freeze(ERROR_CODES);
+  }
+
+  function error(code, message, extra) {
+    const e = code === 'BAD_TYPE' ? new TypeError(message) : new Error(message);
+    e.code = code;
+    if (extra) Object.assign(e, extra);
+    return e;
+  }
+  function fail(code, message, extra) {
+    throw error(code, message, extra);
+  }
+  function coded(e) {
+    return e instanceof Error && typeof e.code === 'string' && e.code in ERROR_CODES;
+  }
+  // A failure inside wasm that is not one of keyroute's (a trap): INTERNAL.
+  function guard(f) {
+    try {
+      return f();
+    } catch (e) {
+      if (coded(e)) throw e;
+      throw error('INTERNAL', `keyroute failed unexpectedly (${e instanceof Error ? e.message : String(e)}); this is a bug, please report it`, { cause: e });
+    }
+  }
+
+  // A node-redis error as a coded one (the original is its `cause`). Server errors start
+  // with their code word (ERR, WRONGTYPE, NOAUTH, MOVED, ...); everything else the client
+  // throws is about the connection (closed, offline, socket closed, reconnecting).
+  function redisError(e) {
+    if (coded(e)) return e;
+    const message = e instanceof Error ? e.message : String(e);
+    const name = (e && e.constructor && e.constructor.name) || '';
+    let code = 'REDIS_CONNECTION_LOST';
+    if (/^WRONGTYPE/.test(message)) code = 'REDIS_WRONGTYPE';
+    else if (/^(NOAUTH|WRONGPASS)/.test(message)) code = 'REDIS_AUTH';
+    else if (name === 'ErrorReply' || /^[A-Z][A-Z_-]+ /.test(message)) code = 'REDIS_SERVER';
+    else if (/timeout/i.test(name) || /timed? ?out/i.test(message)) code = 'REDIS_TIMEOUT';
+    else if (/ECONNREFUSED|ENOTFOUND|EHOSTUNREACH/.test(message)) code = 'REDIS_CONNECT';
+    return error(code, `Redis: ${message}`, { cause: e });
+  }
+  function connectionError(e) {
+    return e.code === 'REDIS_CONNECTION_LOST' || e.code === 'REDIS_CONNECT' || e.code === 'REDIS_TIMEOUT';
+  }
+
+  function describe(x) {
+    if (typeof x === 'string') return `the string ${JSON.stringify(x.length > 40 ? `${x.slice(0, 40)}…` : x)}`;
+    if (typeof x === 'number' || typeof x === 'bigint' || typeof x === 'boolean') return `${typeof x} ${String(x)}`;
+    if (x === null) return 'null';
+    if (Array.isArray(x)) return 'an array';
+    if (ArrayBuffer.isView(x)) return `a ${x.constructor.name}`;
+    return typeof x === 'object' ? `an object (${Object.prototype.toString.call(x).slice(8, -1)})` : typeof x;
+  }
+
+  const wellFormed = typeof String.prototype.isWellFormed === 'function'
+    ? (s) => s.isWellFormed()
+    : (s) => !/\p{Surrogate}/u.test(s);
+
+  // The most bytes a name or value may have before it is converted at all (core's limits
+  // are far below; this bounds the work spent on a caller's 1 GB string).
+  const MAX_INPUT = 2 ** 29;
+
+  // A name or value as bytes: a string (UTF-8, lone surrogates refused) or a Uint8Array.
+  function bytes(x, what) {
+    if (typeof x === 'string') {
+      if (x.length > MAX_INPUT) fail('TOO_LARGE', `${what} has ${x.length} characters, above the limit of ${MAX_INPUT}`);
+      if (!wellFormed(x)) fail('BAD_UTF8', `${what} ${describe(x)} holds a lone surrogate (half of a UTF-16 pair), which UTF-8 cannot encode`);
+      return Buffer.from(x, 'utf8');
+    }
+    if (x instanceof Uint8Array) return Buffer.from(x.buffer, x.byteOffset, x.byteLength);
+    return fail('BAD_TYPE', `${what} must be a string or a Uint8Array, not ${describe(x)}`);
+  }
+
+  function text(s, what) {
+    if (typeof s !== 'string') fail('BAD_TYPE', `${what} must be a string, not ${describe(s)}`);
+    if (!wellFormed(s)) fail('BAD_UTF8', `${what} ${describe(s)} holds a lone surrogate, which UTF-8 cannot encode`);
+    return s;
+  }
+
+  function utf8(b, what) {
+    try {
+      return decoder.decode(b);
+    } catch {
+      return fail('BAD_UTF8', `${what} (${b.length} bytes) is not UTF-8 text`);
+    }
+  }
+
+  // An integer parameter, passed to core exactly (as a 128-bit integer) where its range is
+  // checked: BAD_TYPE for a fraction or another type, OUT_OF_RANGE beyond 128 bits.
+  const NONE = -(2n ** 127n);
+  function int(x, what) {
+    if (typeof x === 'bigint') {
+      if (BigInt.asIntN(128, x) !== x || x === NONE) fail('OUT_OF_RANGE', `${what} ${x} is beyond the range of 128-bit integers`);
+      return x;
+    }
+    if (typeof x !== 'number') fail('BAD_TYPE', `${what} must be an integer number of milliseconds, not ${describe(x)}`);
+    if (!(Math.abs(x) < 2 ** 127)) fail(Number.isNaN(x) ? 'BAD_TYPE' : 'OUT_OF_RANGE', `${what} ${x} is not a 128-bit integer`);
+    if (!Number.isInteger(x)) fail('BAD_TYPE', `${what} ${x} is not an integer`);
+    return BigInt(x);
+  }
+  function optionalNow(x) {
+    return x === undefined || x === null ? NONE : int(x, 'nowMs');
+  }
+
+  function options(o, allowed, what) {
+    if (o === undefined || o === null) return {};
+    if (typeof o !== 'object' || Array.isArray(o)) fail('BAD_TYPE', `${what} must be an object, not ${describe(o)}`);
+    for (const k of Object.keys(o)) {
+      if (!allowed.includes(k)) fail('BAD_OPTION', `unknown option ${JSON.stringify(k)} of ${what}; the options are ${allowed.join(', ')}`);
+    }
+    return o;
+  }
+
+  function tokenKeyOf(o) {
+    if (o === undefined || o === null) return new Uint8Array(0);
+    const b = bytes(o, 'tokenKey');
+    if (b.length !== 16) fail('BAD_TYPE', `tokenKey must be 16 bytes, not ${b.length}`);
+    return b;
+  }
+
+  // ---------------------------------------------------------------- limits and checks
+
+  const L = wasm.rawCacheLimits();
+  /** Core's limits (keyroute::cache). */
+  const CACHE_LIMITS = Object.freeze({
+    maxClientIdBytes: L[0],
+    maxKindBytes: L[1],
+    maxDeviceIdBytes: L[2],
+    maxVersionBytes: L[3],
+    maxWarmKinds: L[4],
+    defaultMaxValueBytes: L[5],
+    maxValueBytesLimit: L[6],
+    maxOwnerBytes: L[7],
+    maxErrorCodeBytes: L[8],
+    maxErrorMessageBytes: L[9],
+    tokenLength: L[10],
+    sessionIdLength: L[11],
+    maxMs: L[12],
+    pollFirstMs: L[13],
+    pollMaxMs: L[14],
+  });
+
+  // Names are checked before they are converted when they are longer than any limit.
+  function name(x, which, what, max) {
+    if (typeof x === 'string' && x.length > max) x = x.slice(0, max + 1);
+    const b = bytes(x, what);
+    guard(() => wasm.rawCheck(which, b));
+    return b;
+  }
+  const clientBytes = (c) => name(c, 0, 'the client id', CACHE_LIMITS.maxClientIdBytes);
+  const kindBytes = (k) => name(k, 1, 'the kind', CACHE_LIMITS.maxKindBytes);
+  const deviceBytes = (d) => name(d, 2, 'the device id', CACHE_LIMITS.maxDeviceIdBytes);
+  const versionBytes = (v) => name(v, 3, 'the version', CACHE_LIMITS.maxVersionBytes);
+
+  /** Throws BAD_CLIENT_ID unless `id` is 1 to 512 bytes. */
+  function checkClientId(id) {
+    clientBytes(id);
+  }
+  /** Throws BAD_KIND unless `kind` is 1 to 128 bytes without '{', '}' or a control byte. */
+  function checkKind(kind) {
+    kindBytes(kind);
+  }
+  /** Throws BAD_DEVICE_ID unless `device` is 1 to 256 bytes without '{', '}' or a control byte. */
+  function checkDeviceId(device) {
+    deviceBytes(device);
+  }
+  /** Throws BAD_VERSION unless `version` is at most 128 bytes. */
+  function checkVersion(version) {
+    versionBytes(version);
+  }
+  /** Throws VALUE_TOO_LARGE when `length` is above `max`. */
+  function checkValueLen(length, max) {
+    const n = Number(int(length, 'the length'));
+    guard(() => wasm.rawCheckValueLen(Math.max(n, 0), Number(checkedMaxValueLen(max))));
+  }
+  /** `max` if it is a maximum value size keyroute takes (1 to 512 MiB), else TOO_LARGE. */
+  function checkedMaxValueLen(max) {
+    return guard(() => wasm.rawCheckedMaxValueLen(int(max, 'the maximum value size')));
+  }
+  /** Throws TOO_LARGE for more kinds than one warm-up takes (64). */
+  function checkWarmCount(count) {
+    guard(() => wasm.rawCheckWarmCount(Number(int(count, 'the number of kinds'))));
+  }
+  /** `value` (ms) if it is between `min` and 2^48, else BAD_TTL (`what` names it). */
+  function checkedMs(what, value, min = 1) {
+    if (min !== 0 && min !== 1) fail('BAD_TYPE', 'min must be 0 or 1');
+    return guard(() => wasm.rawCheckedMs(text(what, 'what'), int(value, what), min));
+  }
+  /** A loader's failure as the scripts cache it: {code (1 to 64 bytes), message (at most 1024 bytes)}. */
+  function loadError(code, message) {
+    const [c, m] = wasm.rawLoadError(text(code, 'the code'), text(message, 'the message'));
+    return { code: c, message: m };
+  }
+
+  // ---------------------------------------------------------------- keys and ids
+
+  /** The opaque token T of a client id (keyed SipHash-2-4, 26 base32 characters). */
+  function clientToken(clientId, opts) {
+    return clientKeys(clientId, opts).token;
+  }
+  /** {token, tag, sessionIndex, channel}: a client's names. */
+  function clientKeys(clientId, opts) {
+    const o = options(opts, ['tokenKey'], 'the key options');
+    const [token, tag, sessionIndex, channel] = guard(() => wasm.rawClientKeys(clientBytes(clientId), tokenKeyOf(o.tokenKey)));
+    return { token, tag, sessionIndex, channel };
+  }
+  function entryBytes(clientId, kind, tokenKey) {
+    return Buffer.from(guard(() => wasm.rawEntryKey(clientBytes(clientId), tokenKey, kindBytes(kind))));
+  }
+  /** `kr:{c:T}:e:<kind>`: a string for a string kind, bytes for bytes. */
+  function entryKey(clientId, kind, opts) {
+    const o = options(opts, ['tokenKey'], 'the key options');
+    const b = entryBytes(clientId, kind, tokenKeyOf(o.tokenKey));
+    return typeof kind === 'string' ? b.toString('utf8') : b;
+  }
+  /** `kr:{d:<device>}`: a string for a string device, bytes for bytes. */
+  function deviceKey(device) {
+    const b = Buffer.from(guard(() => wasm.rawDeviceKey(deviceBytes(device))));
+    return typeof device === 'string' ? b.toString('utf8') : b;
+  }
+  /** A new session id `T.R` of a client (R: 16 bytes from node:crypto, or `random`). */
+  function newSessionId(clientId, opts) {
+    const o = options(opts, ['tokenKey', 'random'], 'the session id options');
+    const random = o.random === undefined ? node.randomBytes(16) : o.random;
+    if (!(random instanceof Uint8Array)) fail('BAD_TYPE', `random must be 16 bytes in a Uint8Array, not ${describe(random)}`);
+    return guard(() => wasm.rawSessionId(clientBytes(clientId), tokenKeyOf(o.tokenKey), random));
+  }
+  /** {id, token, sessionKey, indexKey} of a session id; BAD_SESSION_ID for anything else. */
+  function parseSessionId(sid) {
+    const [id, token, sessionKey, indexKey] = guard(() => wasm.rawParseSessionId(sidBytes(sid)));
+    return { id, token, sessionKey, indexKey };
+  }
+  function sidBytes(sid) {
+    if (typeof sid === 'string' && sid.length > 64) fail('BAD_SESSION_ID', 'not a session id keyroute gave: it is too long');
+    return bytes(sid, 'the session id');
+  }
+
+  // ---------------------------------------------------------------- calls
+
+  const CACHE_SCRIPTS = {};
+  for (const s of scripts) {
+    if (/^(sc-|sess-|warm-|device-)/.test(s.name)) CACHE_SCRIPTS[s.name] = Object.freeze({ ...s });
+  }
+  Object.freeze(CACHE_SCRIPTS);
+
+  // A packed batch from wasm as Buffers (views of one copy), freeing it.
+  function items(b) {
+    try {
+      const data = b.data;
+      const ends = b.ends;
+      const counts = b.counts;
+      const out = new Array(ends.length);
+      let start = 0;
+      for (let i = 0; i < ends.length; i++) {
+        out[i] = Buffer.from(data.buffer, data.byteOffset + start, ends[i] - start);
+        start = ends[i];
+      }
+      return [out, counts];
+    } finally {
+      b.free();
+    }
+  }
+
+  function callOf(b) {
+    const [it, counts] = items(b);
+    const script = it[0].toString('latin1');
+    const nk = counts[0];
+    const s = CACHE_SCRIPTS[script];
+    return { script, sha1: s.sha1, keys: it.slice(1, 1 + nk), args: it.slice(1 + nk) };
+  }
+
+  const NOTIFY = { PUBLISH: 0, SPUBLISH: 1, '': 2 };
+  function notifyOf(n) {
+    if (n === undefined) return 0;
+    if (!(n in NOTIFY)) fail('BAD_OPTION', `notify must be 'PUBLISH', 'SPUBLISH' or '' (no wake-up), not ${describe(n)}`);
+    return NOTIFY[n];
+  }
+  function owner(o) {
+    return o === undefined ? Buffer.alloc(0) : bytes(o, 'owner');
+  }
+  function flag(b, what) {
+    if (typeof b !== 'boolean') fail('BAD_TYPE', `${what} must be true or false, not ${describe(b)}`);
+    return b;
+  }
+
+  /**
+   * Core's script calls (keyroute::cache::Call): each gives {script, sha1, keys, args}
+   * (Buffers), to send as `EVALSHA sha1 keys.length ...keys ...args` (commandOf).
+   * `nowMs` is for tests only (the scripts read Redis TIME without it).
+   */
+  const cacheCalls = Object.freeze({
+    get(entry, o) {
+      o = options(o, ['leaseMs', 'owner', 'xfetchE', 'allowStale', 'nowMs'], 'cacheCalls.get');
+      const xe = o.xfetchE === undefined ? 0 : o.xfetchE;
+      if (typeof xe !== 'number') fail('BAD_TYPE', `xfetchE must be a number, not ${describe(xe)}`);
+      return callOf(guard(() => wasm.rawCallGet(bytes(entry, 'the entry key'), int(o.leaseMs, 'leaseMs'), owner(o.owner), xe, o.allowStale === undefined ? true : flag(o.allowStale, 'allowStale'), optionalNow(o.nowMs))));
+    },
+    fill(entry, o) {
+      o = options(o, ['fence', 'value', 'softTtlMs', 'hardTtlMs', 'loadMs', 'notify', 'nowMs'], 'cacheCalls.fill');
+      return callOf(guard(() => wasm.rawCallFill(bytes(entry, 'the entry key'), int(o.fence, 'fence'), bytes(o.value, 'the value'), int(o.softTtlMs, 'softTtlMs'), int(o.hardTtlMs, 'hardTtlMs'), int(o.loadMs ?? 0, 'loadMs'), notifyOf(o.notify), optionalNow(o.nowMs))));
+    },
+    extend(entry, o) {
+      o = options(o, ['fence', 'leaseMs', 'nowMs'], 'cacheCalls.extend');
+      return callOf(guard(() => wasm.rawCallExtend(bytes(entry, 'the entry key'), int(o.fence, 'fence'), int(o.leaseMs, 'leaseMs'), optionalNow(o.nowMs))));
+    },
+    abandon(entry, o) {
+      o = options(o, ['fence', 'code', 'message', 'negTtlMs', 'notify', 'nowMs'], 'cacheCalls.abandon');
+      return callOf(guard(() => wasm.rawCallAbandon(bytes(entry, 'the entry key'), int(o.fence, 'fence'), bytes(o.code, 'code'), bytes(o.message ?? '', 'message'), int(o.negTtlMs, 'negTtlMs'), notifyOf(o.notify), optionalNow(o.nowMs))));
+    },
+    invalidate(entry, o) {
+      o = options(o, ['tombstoneMs', 'notify', 'nowMs'], 'cacheCalls.invalidate');
+      return callOf(guard(() => wasm.rawCallInvalidate(bytes(entry, 'the entry key'), int(o.tombstoneMs, 'tombstoneMs'), notifyOf(o.notify), optionalNow(o.nowMs))));
+    },
+    warmBegin(entries, o) {
+      o = options(o, ['leaseMs', 'owner', 'nowMs'], 'cacheCalls.warmBegin');
+      const [data, ends] = pack(entries, 'entries');
+      return callOf(guard(() => wasm.rawCallWarmBegin(data, ends, int(o.leaseMs, 'leaseMs'), owner(o.owner), optionalNow(o.nowMs))));
+    },
+    sessCreate(sid, o) {
+      o = options(o, ['client', 'version', 'ttlMs', 'maxAgeMs', 'data', 'nowMs'], 'cacheCalls.sessCreate');
+      return callOf(guard(() => wasm.rawCallSessCreate(sidBytes(sid), clientBytes(o.client), versionBytes(o.version ?? ''), int(o.ttlMs, 'ttlMs'), int(o.maxAgeMs ?? 0, 'maxAgeMs'), bytes(o.data ?? '', 'the data'), optionalNow(o.nowMs))));
+    },
+    sessTouch(sid, o) {
+      o = options(o, ['version', 'nowMs'], 'cacheCalls.sessTouch');
+      const check = o.version !== undefined && o.version !== null;
+      return callOf(guard(() => wasm.rawCallSessTouch(sidBytes(sid), check, check ? versionBytes(o.version) : Buffer.alloc(0), optionalNow(o.nowMs))));
+    },
+    sessDestroy(sid, o) {
+      o = options(o, ['nowMs'], 'cacheCalls.sessDestroy');
+      return callOf(guard(() => wasm.rawCallSessDestroy(sidBytes(sid), optionalNow(o.nowMs))));
+    },
+    sessList(clientId, o) {
+      o = options(o, ['tokenKey', 'nowMs'], 'cacheCalls.sessList');
+      return callOf(guard(() => wasm.rawCallSessList(clientBytes(clientId), tokenKeyOf(o.tokenKey), optionalNow(o.nowMs))));
+    },
+    deviceBind(device, o) {
+      o = options(o, ['client', 'ttlMs'], 'cacheCalls.deviceBind');
+      return callOf(guard(() => wasm.rawCallDeviceBind(deviceBytes(device), clientBytes(o.client), int(o.ttlMs, 'ttlMs'))));
+    },
+  });
+
+  function pack(list, what) {
+    if (!Array.isArray(list)) fail('BAD_TYPE', `${what} must be an array, not ${describe(list)}`);
+    if (list.length > CACHE_LIMITS.maxWarmKinds) guard(() => wasm.rawCheckWarmCount(list.length));
+    const parts = list.map((x, i) => bytes(x, `${what}[${i}]`));
+    const ends = new Uint32Array(parts.length);
+    let off = 0;
+    parts.forEach((p, i) => {
+      off += p.length;
+      ends[i] = off;
+    });
+    return [Buffer.concat(parts, off), ends];
+  }
+
+  /** The command of a call: ['EVALSHA', sha1, numkeys, ...keys, ...args] (or EVAL with the text). */
+  function commandOf(call, verb = 'EVALSHA') {
+    const head = verb === 'EVAL' ? CACHE_SCRIPTS[call.script].text : call.sha1;
+    return [verb, head, String(call.keys.length), ...call.keys, ...call.args];
+  }
+
+  // ---------------------------------------------------------------- replies
+
+  // A reply as the preorder walk the wasm decoder reads (see bindings-js/src/cache.rs).
+  function walk(reply) {
+    const tags = [];
+    const nums = [];
+    const strings = [];
+    const visit = (v, depth) => {
+      if (v === null || v === undefined) tags.push(0);
+      else if (typeof v === 'number' || typeof v === 'bigint') {
+        if (Number.isSafeInteger(Number(v)) && BigInt(Number(v)) === BigInt(v)) {
+          tags.push(1);
+          nums.push(Number(v));
+        } else {
+          tags.push(2);
+          strings.push(Buffer.from(String(v)));
+        }
+      } else if (typeof v === 'string') {
+        tags.push(2);
+        strings.push(Buffer.from(v, 'utf8'));
+      } else if (v instanceof Uint8Array) {
+        tags.push(2);
+        strings.push(v);
+      } else if (Array.isArray(v) && depth < 8) {
+        tags.push(3);
+        nums.push(v.length);
+        for (const x of v) visit(x, depth + 1);
+      } else tags.push(9);
+    };
+    visit(reply, 0);
+    const ends = new Uint32Array(strings.length);
+    let off = 0;
+    strings.forEach((s, i) => {
+      off += s.length;
+      ends[i] = off;
+    });
+    return [Uint8Array.from(tags), Float64Array.from(nums), Buffer.concat(strings, off), ends];
+  }
+
+  const GET_KINDS = [null, 'hit', 'refresh', 'stale', 'lease', 'wait', 'error'];
+
+  /**
+   * Core's decoder of a script's reply (node-redis gives it as arrays, numbers and
+   * Buffers or strings). REDIS_PROTOCOL for any other shape.
+   */
+  function decodeReply(script, reply) {
+    if (!(text(script, 'the script name') in CACHE_SCRIPTS)) fail('BAD_TYPE', `${JSON.stringify(script)} is not a smart-cache script (${Object.keys(CACHE_SCRIPTS).join(', ')})`);
+    const [tags, nums, data, ends] = walk(reply);
+    const [b, c] = items(guard(() => wasm.rawDecode(script, tags, nums, data, ends)));
+    const tag = c[0];
+    switch (script) {
+      case 'sc-get':
+        switch (GET_KINDS[tag]) {
+          case 'hit':
+          case 'stale':
+            return { kind: GET_KINDS[tag], value: b[0], version: c[1] };
+          case 'refresh':
+            return { kind: 'refresh', value: b[0], version: c[1], fence: c[2], takeover: c[3] === 1 };
+          case 'lease':
+            return { kind: 'lease', fence: c[1], takeover: c[2] === 1 };
+          case 'wait':
+            return { kind: 'wait', remainingMs: c[1], fence: c[2] };
+          default:
+            return { kind: 'error', code: b[0].toString('utf8'), message: b[1].toString('utf8'), remainingMs: c[1] };
+        }
+      case 'sc-fill':
+        return tag === 0 ? { kind: 'fenced', current: c[1] } : { kind: tag === 1 ? 'stored' : 'duplicate', version: c[1] };
+      case 'sess-create':
+        return tag === 1 ? { kind: 'created', expiresAt: c[1] } : { kind: 'taken' };
+      case 'sess-touch':
+        if (tag === 0) return { kind: 'expired' };
+        if (tag === 2) return { kind: 'versionMismatch', stored: b[0] };
+        return { kind: 'live', client: b[0], data: b[1], version: b[2], expiresAt: c[1] };
+      case 'warm-begin':
+        return Array.from(c.subarray(1), (f) => (f > 0 ? f : null));
+      case 'sess-list':
+        return b.map((sid, i) => [sid.toString('latin1'), c[i + 1]]);
+      default:
+        return tag === 1;
+    }
+  }
+
+  // ---------------------------------------------------------------- schedules
+
+  /** Waits of 10 ms doubling to 200 ms, never past the lease or the deadline (core's PollSchedule). */
+  class PollSchedule {
+    #raw = new wasm.RawPollSchedule();
+    /** The next wait in ms. */
+    nextWait(leaseRemainingMs, deadlineRemainingMs) {
+      const n = (x, what) => {
+        if (typeof x !== 'number' || Number.isNaN(x)) fail('BAD_TYPE', `${what} must be a number, not ${describe(x)}`);
+        return x;
+      };
+      return this.#raw.nextWait(n(leaseRemainingMs, 'leaseRemainingMs'), n(deadlineRemainingMs, 'deadlineRemainingMs'));
+    }
+    /** Back to the first step. */
+    reset() {
+      this.#raw.reset();
+    }
+    free() {
+      if (this.#raw) this.#raw.free();
+      this.#raw = null;
+    }
+  }
+
+  /** XFetch (core's should_refresh): refresh early when now + delta·e ≥ the soft expiry. */
+  function shouldRefresh(nowMs, softExpiryMs, deltaMs, e) {
+    for (const [x, what] of [[nowMs, 'nowMs'], [softExpiryMs, 'softExpiryMs'], [deltaMs, 'deltaMs'], [e, 'e']]) {
+      if (typeof x !== 'number') fail('BAD_TYPE', `${what} must be a number, not ${describe(x)}`);
+    }
+    return wasm.rawShouldRefresh(nowMs, softExpiryMs, deltaMs, e);
+  }
+  /** The xfetch_e argument of sc-get as core writes it. */
+  function xfetchArg(e) {
+    if (typeof e !== 'number') fail('BAD_TYPE', `e must be a number, not ${describe(e)}`);
+    return wasm.rawXfetchArg(e);
+  }
+
+  // ---------------------------------------------------------------- node-redis
+
+  const clock = () => performance.now();
+  const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+  // Bulk strings as Buffers: node-redis 4 (returnBuffers), 5+ (typeMapping, '$' = 36).
+  const BINARY = Object.freeze({ returnBuffers: true, typeMapping: { 36: Buffer } });
+
+  // How commands reach Redis through the caller's node-redis client (4+, standalone or
+  // Cluster): EVALSHA, SCRIPT LOAD on NOSCRIPT, and a bound on each round trip.
+  class Link {
+    constructor(client, ioTimeoutMs) {
+      if (client === null || typeof client !== 'object' || typeof client.sendCommand !== 'function') {
+        fail('BAD_TYPE', `a connected node-redis client is needed (createClient() or createCluster() of npm redis 4+), not ${describe(client)}`);
+      }
+      this.client = client;
+      this.cluster = Array.isArray(client.masters);
+      this.notify = this.cluster ? 1 : 0;
+      this.ioTimeoutMs = ioTimeoutMs;
+    }
+
+    // One command, routed by `key` on a Cluster, bounded by `until` (a clock() instant).
+    send(args, key, until) {
+      let p;
+      try {
+        p = this.cluster ? this.client.sendCommand(key, false, args, BINARY) : this.client.sendCommand(args, BINARY);
+      } catch (e) {
+        return Promise.reject(redisError(e));
+      }
+      p = Promise.resolve(p).catch((e) => {
+        throw redisError(e);
+      });
+      const left = (until === undefined ? clock() + this.ioTimeoutMs : until) - clock();
+      let timer;
+      const late = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(error('REDIS_TIMEOUT', `Redis did not answer ${String(args[0])} within ${Math.round(Math.max(left, 0))} ms`)), Math.max(left, 0));
+      });
+      p.catch(() => {}); // an answer after the bound is dropped, an error too
+      return Promise.race([p, late]).finally(() => clearTimeout(timer));
+    }
+
+    // Runs a call with EVALSHA; on NOSCRIPT loads the script (on the key's node) and retries.
+    async eval(call, until) {
+      const key = call.keys[0];
+      try {
+        return await this.send(commandOf(call), key, until);
+      } catch (e) {
+        if (!(e.code === 'REDIS_SERVER' && /^NOSCRIPT/.test(e.cause && e.cause.message))) throw e;
+        await this.send(['SCRIPT', 'LOAD', CACHE_SCRIPTS[call.script].text], key, until);
+        return this.send(commandOf(call), key, until);
+      }
+    }
+
+    // SCRIPT LOAD of every cache script on the server (every master of a Cluster).
+    async loadScripts() {
+      const texts = Object.values(CACHE_SCRIPTS).map((s) => s.text);
+      const targets = this.cluster ? await Promise.all(this.client.masters.map((m) => this.client.nodeClient(m))) : [this.client];
+      const until = clock() + this.ioTimeoutMs;
+      for (const t of targets) {
+        for (const body of texts) {
+          const p = t.sendCommand(['SCRIPT', 'LOAD', body]);
+          await Promise.race([p, sleep(until - clock()).then(() => fail('REDIS_TIMEOUT', 'SCRIPT LOAD did not answer in time'))]).catch((e) => {
+            throw redisError(e);
+          });
+        }
+      }
+    }
+  }
+
+  // Wake-ups: waiters of one client's channel share one subscription of this process
+  // (SUBSCRIBE on a dedicated connection; SSUBSCRIBE through the Cluster client).
+  class Wakeups {
+    #link;
+    #sub;
+    #own = false;
+    #connecting = null;
+    #channels = new Map();
+
+    constructor(link, subscriber) {
+      this.#link = link;
+      this.#sub = link.cluster ? link.client : subscriber || null;
+    }
+
+    // The subscriber connection (a duplicate of the client, made once).
+    async connection() {
+      if (this.#sub) return this.#sub;
+      if (!this.#connecting) {
+        this.#connecting = (async () => {
+          const sub = this.#link.client.duplicate();
+          sub.on('error', () => {}); // reconnects are node-redis's; waiters poll meanwhile
+          await sub.connect();
+          this.#own = true;
+          this.#sub = sub;
+          return sub;
+        })();
+        this.#connecting.catch(() => {
+          this.#connecting = null;
+        });
+      }
+      return this.#connecting;
+    }
+
+    // Subscribes to `channel` (resolved once Redis confirmed it, or failed: then the
+    // waiter only polls) and returns a waiter for `entry`.
+    async watch(channel, entry, until) {
+      let ch = this.#channels.get(channel);
+      if (!ch) {
+        const waiters = new Set();
+        const listener = (message) => {
+          for (const w of waiters) w(message);
+        };
+        ch = { waiters, listener, ready: null };
+        this.#channels.set(channel, ch);
+        ch.ready = (async () => {
+          const sub = await this.connection();
+          await (this.#link.cluster ? sub.sSubscribe(channel, listener, true) : sub.subscribe(channel, listener, true));
+        })();
+        ch.ready.catch(() => {});
+      }
+      let pending = null;
+      let woke = false;
+      const onMessage = (m) => {
+        if (Buffer.isBuffer(m) ? m.equals(entry) : String(m) === entry.toString('latin1')) {
+          woke = true;
+          if (pending) pending();
+        }
+      };
+      ch.waiters.add(onMessage);
+      const closeIt = () => {
+        ch.waiters.delete(onMessage);
+        if (ch.waiters.size === 0 && this.#channels.get(channel) === ch) {
+          this.#channels.delete(channel);
+          ch.ready.then(() => {
+            const sub = this.#sub;
+            return this.#link.cluster ? sub.sUnsubscribe(channel, ch.listener, true) : sub.unsubscribe(channel, ch.listener, true);
+          }).catch(() => {});
+        }
+      };
+      try {
+        await Promise.race([ch.ready, sleep(Math.min(500, until - clock()))]);
+      } catch {
+        // Could not subscribe (connection down): poll only.
+      }
+      return {
+        // Resolves true when a wake-up names the entry, false after `ms`.
+        wait(ms) {
+          if (woke) {
+            woke = false;
+            return Promise.resolve(true);
+          }
+          return new Promise((resolve) => {
+            const t = setTimeout(() => {
+              pending = null;
+              resolve(false);
+            }, Math.max(0, ms));
+            pending = () => {
+              clearTimeout(t);
+              pending = null;
+              woke = false;
+              resolve(true);
+            };
+          });
+        },
+        close: closeIt,
+      };
+    }
+
+    async close() {
+      const sub = this.#sub;
+      if (this.#own && sub) {
+        this.#sub = null;
+        this.#own = false;
+        try {
+          await (typeof sub.close === 'function' ? sub.close() : sub.quit());
+        } catch {
+          // already closed
+        }
+      }
+    }
+  }
+
+  function durationOption(o, key, fallback, min) {
+    return checkedMs(key, o[key] === undefined ? fallback : o[key], min);
+  }
+
+  function ownerName() {
+    const tail = Buffer.from(node.randomBytes(4)).toString('hex');
+    return `pid:${node.pid}:${tail}`;
+  }
+
+  // The loader's failure: its `code` when it is a non-empty string, else its class name.
+  function failureOf(e) {
+    let code = 'BACKEND_ERROR';
+    if (e instanceof Error) code = typeof e.code === 'string' && e.code !== '' ? e.code : e.name || code;
+    else if (e && typeof e === 'object' && typeof e.code === 'string' && e.code !== '') code = e.code;
+    let message;
+    try {
+      message = e instanceof Error ? e.message : String(e);
+    } catch {
+      message = 'the loader failed (its error could not be shown)';
+    }
+    return loadError(wellFormed(code) ? code : 'BACKEND_ERROR', wellFormed(message) ? message : message.toWellFormed?.() ?? 'the loader failed');
+  }
+
+  function backendError(code, message, cached, cause) {
+    return error('BACKEND_ERROR', `the loader failed: ${code}: ${message}${cached ? ' (cached: another caller\'s load failed moments ago)' : ''}`, {
+      backendCode: code,
+      backendMessage: message,
+      cached,
+      ...(cause === undefined ? {} : { cause }),
+    });
+  }
+
+  const CACHE_OPTIONS = ['leaseMs', 'softTtlMs', 'hardTtlMs', 'negTtlMs', 'serveStale', 'xfetchBeta', 'maxValueBytes', 'tokenKey', 'ioTimeoutMs', 'subscriber'];
+
+  /**
+   * A cache on Redis shared by every process and server: a cold key is loaded by one
+   * caller while the others wait for its wake-up (redis/src/cache/smart.rs, in JS).
+   */
+  class SmartCache {
+    #link;
+    #wakeups;
+    #c;
+    #owner = Buffer.from(ownerName());
+    #flights = new Map();
+    #s = { hits: 0, refreshes: 0, leases: 0, waits: 0, takeovers: 0, fencedFills: 0, backendCalls: 0, backendErrors: 0, cachedErrors: 0, coalesced: 0 };
+
+    constructor(client, opts) {
+      const o = options(opts, CACHE_OPTIONS, 'the SmartCache options');
+      const leaseMs = durationOption(o, 'leaseMs', 2000, 1);
+      const beta = o.xfetchBeta === undefined ? 1 : o.xfetchBeta;
+      if (typeof beta !== 'number' || !(beta >= 0 && beta < Infinity)) fail('BAD_TTL', `xfetchBeta must be a finite number >= 0, not ${describe(beta)}`);
+      this.#c = Object.freeze({
+        leaseMs,
+        softTtlMs: durationOption(o, 'softTtlMs', 60000, 1),
+        hardTtlMs: durationOption(o, 'hardTtlMs', 600000, 1),
+        negTtlMs: durationOption(o, 'negTtlMs', 1000, 0),
+        tombstoneMs: Math.max(2 * leaseMs, 1000),
+        serveStale: o.serveStale === undefined ? true : flag(o.serveStale, 'serveStale'),
+        xfetchBeta: beta,
+        maxValueBytes: checkedMaxValueLen(o.maxValueBytes === undefined ? CACHE_LIMITS.defaultMaxValueBytes : o.maxValueBytes),
+        tokenKey: tokenKeyOf(o.tokenKey),
+        ioTimeoutMs: durationOption(o, 'ioTimeoutMs', 2000, 1),
+      });
+      this.#link = new Link(client, this.#c.ioTimeoutMs);
+      this.#wakeups = new Wakeups(this.#link, o.subscriber);
+    }
+
+    /** The settings, checked (ms). */
+    get config() {
+      const { tokenKey, ...rest } = this.#c;
+      return { ...rest, cluster: this.#link.cluster };
+    }
+
+    /**
+     * Loads the scripts (SCRIPT LOAD; every master of a Cluster) and opens the subscriber
+     * connection, so the first stampede pays no set-up. Optional: done on demand otherwise.
+     */
+    async ready() {
+      await this.#link.loadScripts();
+      await this.#wakeups.connection();
+      return this;
+    }
+
+    /** Closes the subscriber connection this cache opened (never the client you gave). */
+    async close() {
+      await this.#wakeups.close();
+    }
+
+    /** What this cache did so far, in this process. */
+    stats() {
+      return { ...this.#s };
+    }
+
+    /**
+     * The value of `kind` for `client` (a Buffer): from Redis if it is there, else from
+     * `await loader()` (a Uint8Array or a string), called by one caller across every
+     * process sharing the Redis while the others wait, at most `timeoutMs`.
+     */
+    async getOrLoad(client, kind, loader, opts) {
+      const o = options(opts, ['timeoutMs'], 'the getOrLoad options');
+      const timeoutMs = checkedMs('timeoutMs', o.timeoutMs === undefined ? 5000 : o.timeoutMs, 1);
+      const entry = entryBytes(client, kind, this.#c.tokenKey);
+      if (typeof loader !== 'function') fail('BAD_TYPE', `the loader must be a function returning a Uint8Array or a string (or a Promise of one), not ${describe(loader)}`);
+      const channel = this.#channelOf(client);
+      const started = clock();
+      const deadline = started + timeoutMs;
+      const id = entry.toString('latin1');
+      for (;;) {
+        if (clock() >= deadline) throw timeout(entry, started);
+        const flight = this.#flights.get(id);
+        if (flight) {
+          // Another call of this process is asking Redis for this key: share its outcome.
+          const outcome = await Promise.race([flight.promise, sleep(deadline - clock()).then(() => null)]);
+          if (outcome === null) throw timeout(entry, started);
+          if (!outcome.ok && outcome.error.code === 'CACHE_TIMEOUT' && clock() < deadline) continue;
+          this.#s.coalesced++;
+          if (outcome.ok) return outcome.value;
+          throw outcome.error;
+        }
+        let settle;
+        const mine = { promise: new Promise((r) => { settle = r; }), done: false };
+        const complete = (outcome) => {
+          if (mine.done) return;
+          mine.done = true;
+          if (this.#flights.get(id) === mine) this.#flights.delete(id);
+          settle(outcome);
+        };
+        this.#flights.set(id, mine);
+        try {
+          const value = await this.#lead(entry, channel, deadline, started, loader, (v) => complete({ ok: true, value: v }));
+          complete({ ok: true, value });
+          return value;
+        } catch (e) {
+          complete({ ok: false, error: e });
+          throw e;
+        }
+      }
+    }
+
+    #channelOf(client) {
+      return guard(() => wasm.rawClientKeys(clientBytes(client), this.#c.tokenKey))[3];
+    }
+
+    #call(raw) {
+      return callOf(guard(raw));
+    }
+
+    // The leader's part of getOrLoad (SmartCache::lead in smart.rs). `early` serves the
+    // other callers of this process before a refresh.
+    async #lead(entry, channel, deadline, started, loader, early) {
+      const c = this.#c;
+      let sub = null;
+      let poll = null;
+      let lastError = null;
+      try {
+        for (;;) {
+          if (clock() >= deadline) throw lastError || timeout(entry, started);
+          const xe = c.xfetchBeta > 0 ? c.xfetchBeta * -Math.log(1 - Math.random()) : 0;
+          const call = this.#call(() => wasm.rawCallGet(entry, BigInt(c.leaseMs), this.#owner, xe, c.serveStale, NONE));
+          let reply;
+          try {
+            reply = decodeReply('sc-get', await this.#link.eval(call, deadline));
+          } catch (e) {
+            // Waiting already: Redis may come back before the deadline.
+            if (sub && connectionError(e)) {
+              lastError = e;
+              await sleep(poll.nextWait(Infinity, deadline - clock()));
+              continue;
+            }
+            if (e.code === 'REDIS_TIMEOUT' && clock() >= deadline) throw timeout(entry, started);
+            throw e;
+          }
+          lastError = null;
+          switch (reply.kind) {
+            case 'hit':
+            case 'stale':
+              this.#s.hits++;
+              return reply.value;
+            case 'error':
+              this.#s.cachedErrors++;
+              throw backendError(reply.code, reply.message, true);
+            case 'refresh': {
+              this.#s.refreshes++;
+              this.#countLease(reply.takeover);
+              early(reply.value);
+              if (sub) sub.close();
+              sub = null;
+              const loaded = await this.#loadAndFill(entry, reply.fence, loader);
+              // Stale if error: the failure is cached for the others.
+              return loaded.value || reply.value;
+            }
+            case 'lease': {
+              this.#countLease(reply.takeover);
+              const loaded = await this.#loadAndFill(entry, reply.fence, loader);
+              if (loaded.value) return loaded.value;
+              if (loaded.error) throw loaded.error;
+              break; // invalidated (or taken over) while loading: ask again
+            }
+            default: // wait
+              if (!sub) {
+                this.#s.waits++;
+                // Subscribe first, then re-check at once: a fill between the two is seen
+                // by the re-check, one after it wakes us.
+                sub = await this.#wakeups.watch(channel, entry, deadline);
+                poll = new PollSchedule();
+              } else if (await sub.wait(poll.nextWait(reply.remainingMs, deadline - clock()))) {
+                poll.reset();
+              }
+          }
+        }
+      } finally {
+        if (sub) sub.close();
+        if (poll) poll.free();
+      }
+    }
+
+    #countLease(takeover) {
+      this.#s.leases++;
+      if (takeover) this.#s.takeovers++;
+    }
+
+    // Runs the loader under the lease `fence` with a heartbeat every lease/3, then fills
+    // (or abandons). {value} stored (or unstored: Redis unreachable), {fenced}, or {error}.
+    async #loadAndFill(entry, fence, loader) {
+      const c = this.#c;
+      const started = clock();
+      let beating = true;
+      const beat = setInterval(() => {
+        const call = this.#call(() => wasm.rawCallExtend(entry, BigInt(fence), BigInt(c.leaseMs), NONE));
+        this.#link.eval(call).then((r) => {
+          // Lost (invalidated, or taken over): the fill will be fenced.
+          if (!decodeReply('sc-extend', r) && beating) clearInterval(beat);
+        }, () => {}); // Redis unreachable for now: try again at the next beat
+      }, Math.max(1, Math.floor(c.leaseMs / 3)));
+      let value;
+      let failure;
+      let failed = false;
+      try {
+        value = await loader();
+      } catch (e) {
+        failed = true;
+        failure = e;
+      } finally {
+        beating = false;
+        clearInterval(beat);
+      }
+      this.#s.backendCalls++;
+      const loadMs = Math.round(clock() - started);
+      if (failed) {
+        this.#s.backendErrors++;
+        const f = failureOf(failure);
+        await this.#abandon(entry, fence, f.code, f.message);
+        return { error: backendError(f.code, f.message, false, failure) };
+      }
+      let buf;
+      try {
+        if (typeof value === 'string') buf = bytes(value, 'the value the loader returned');
+        else if (value instanceof Uint8Array) buf = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+        else fail('BAD_TYPE', `the loader must return a Uint8Array (a Buffer) or a string, not ${describe(value)}; nothing was stored`);
+        guard(() => wasm.rawCheckValueLen(buf.length, c.maxValueBytes));
+      } catch (e) {
+        await this.#abandon(entry, fence, e.code, e.message);
+        return { error: e };
+      }
+      let reply;
+      try {
+        const call = this.#call(() => wasm.rawCallFill(entry, BigInt(fence), buf, BigInt(c.softTtlMs), BigInt(c.hardTtlMs), BigInt(loadMs), this.#link.notify, NONE));
+        reply = decodeReply('sc-fill', await this.#link.eval(call));
+      } catch {
+        return { value: buf }; // loaded, but not stored: served anyway
+      }
+      if (reply.kind === 'fenced') {
+        this.#s.fencedFills++;
+        return { fenced: true };
+      }
+      return { value: buf };
+    }
+
+    async #abandon(entry, fence, code, message) {
+      const c = this.#c;
+      try {
+        const f = loadError(code, message);
+        const call = this.#call(() => wasm.rawCallAbandon(entry, BigInt(fence), Buffer.from(f.code), Buffer.from(f.message), BigInt(c.negTtlMs), this.#link.notify, NONE));
+        await this.#link.eval(call);
+      } catch {
+        // If Redis is unreachable the lease simply expires.
+      }
+    }
+
+    /**
+     * Drops the value of `kind` for `client` and bumps its fence: a load in flight is
+     * discarded, the next caller loads afresh, waiters are woken. Whether it was there.
+     */
+    async invalidate(client, kind) {
+      const entry = entryBytes(client, kind, this.#c.tokenKey);
+      const call = this.#call(() => wasm.rawCallInvalidate(entry, BigInt(this.#c.tombstoneMs), this.#link.notify, NONE));
+      return decodeReply('sc-invalidate', await this.#link.eval(call));
+    }
+
+    /**
+     * Warms the kinds of the client bound to `device` (Devices.bind): one script call
+     * leases every cold kind, then `loader(client, kind)` runs for each, concurrently.
+     * → {client (null: unknown device), granted, skipped, failed: [[kind, error]]}.
+     */
+    async warm(device, kinds, loader) {
+      const list = kindList(kinds);
+      const d = deviceBytes(device);
+      for (const k of list) kindBytes(k);
+      checkLoader(loader);
+      const key = Buffer.from(guard(() => wasm.rawDeviceKey(d)));
+      const client = await this.#link.send(['GET', key], key);
+      if (client === null || client === undefined) return { client: null, granted: [], skipped: list.slice(), failed: [] };
+      return this.warmClient(utf8(client, 'the client id bound to the device'), list, loader);
+    }
+
+    /** warm() for a client id. */
+    async warmClient(client, kinds, loader) {
+      const list = kindList(kinds);
+      checkLoader(loader);
+      const entries = list.map((k) => entryBytes(client, k, this.#c.tokenKey));
+      const report = { client, granted: [], skipped: [], failed: [] };
+      if (entries.length === 0) return report;
+      const [data, ends] = pack(entries, 'entries');
+      const call = this.#call(() => wasm.rawCallWarmBegin(data, ends, BigInt(this.#c.leaseMs), this.#owner, NONE));
+      const fences = decodeReply('warm-begin', await this.#link.eval(call));
+      const loads = [];
+      fences.forEach((fence, i) => {
+        if (fence === null) {
+          report.skipped.push(list[i]);
+          return;
+        }
+        this.#countLease(false);
+        loads.push(this.#loadAndFill(entries[i], fence, () => loader(client, list[i])).then((loaded) => [i, loaded]));
+      });
+      for (const [i, loaded] of await Promise.all(loads)) {
+        if (loaded.error) report.failed.push([list[i], loaded.error]);
+        else report.granted.push(list[i]);
+      }
+      return report;
+    }
+  }
+
+  function kindList(kinds) {
+    if (!Array.isArray(kinds)) fail('BAD_TYPE', `kinds must be an array of strings, not ${describe(kinds)}`);
+    checkWarmCount(kinds.length);
+    return kinds.map((k, i) => {
+      if (typeof k !== 'string') fail('BAD_TYPE', `kinds[${i}] must be a string, not ${describe(k)}`);
+      return k;
+    });
+  }
+  function checkLoader(loader) {
+    if (typeof loader !== 'function') fail('BAD_TYPE', `the loader must be a function (client, kind) returning a Uint8Array or a string, not ${describe(loader)}`);
+  }
+
+  function timeout(entry, started) {
+    return error('CACHE_TIMEOUT', `getOrLoad ${entry.toString('latin1')}: no value after ${Math.round(clock() - started)} ms (another instance may still be loading it)`);
+  }
+
+  /** Client sessions any server can read (keyroute_redis::cache::Sessions in JS). */
+  class Sessions {
+    #link;
+    #ttl;
+    #maxAge;
+    #maxData;
+    #key;
+
+    constructor(client, opts) {
+      const o = options(opts, ['ttlMs', 'maxAgeMs', 'maxDataBytes', 'tokenKey', 'ioTimeoutMs'], 'the Sessions options');
+      this.#ttl = durationOption(o, 'ttlMs', 1800000, 1);
+      this.#maxAge = o.maxAgeMs === undefined || o.maxAgeMs === null ? 0 : checkedMs('maxAgeMs', o.maxAgeMs, 1);
+      this.#maxData = checkedMaxValueLen(o.maxDataBytes === undefined ? CACHE_LIMITS.defaultMaxValueBytes : o.maxDataBytes);
+      this.#key = tokenKeyOf(o.tokenKey);
+      this.#link = new Link(client, durationOption(o, 'ioTimeoutMs', 2000, 1));
+    }
+
+    /** A new session of `client` made by service `version`, holding `data`: its id (the secret). */
+    async create(client, version, data) {
+      const c = clientBytes(client);
+      const v = versionBytes(version);
+      const d = bytes(data, 'the session data');
+      guard(() => wasm.rawCheckValueLen(d.length, this.#maxData));
+      for (let i = 0; i < 4; i++) {
+        const sid = guard(() => wasm.rawSessionId(c, this.#key, node.randomBytes(16)));
+        const call = callOf(guard(() => wasm.rawCallSessCreate(Buffer.from(sid), c, v, BigInt(this.#ttl), BigInt(this.#maxAge), d, NONE)));
+        if (decodeReply('sess-create', await this.#link.eval(call)).kind === 'created') return sid;
+      }
+      return fail('INTERNAL', 'four random session ids in a row were taken');
+    }
+
+    /**
+     * Reads session `sid` and slides its expiry: {id, client, data (Buffer), version,
+     * expiresAt}. SESSION_EXPIRED when it is gone (log in again); with `version`, a
+     * session of another version is VERSION_MISMATCH (`storedVersion`) and is not touched.
+     */
+    async touch(sid, opts) {
+      const o = options(opts, ['version'], 'the touch options');
+      const check = o.version !== undefined && o.version !== null;
+      const s = sidBytes(sid);
+      const call = callOf(guard(() => wasm.rawCallSessTouch(s, check, check ? versionBytes(o.version) : Buffer.alloc(0), NONE)));
+      const r = decodeReply('sess-touch', await this.#link.eval(call));
+      if (r.kind === 'expired') fail('SESSION_EXPIRED', 'the session does not exist or expired: log in again');
+      if (r.kind === 'versionMismatch') {
+        const stored = r.stored.toString('utf8');
+        fail('VERSION_MISMATCH', `the session was created by service version ${JSON.stringify(stored)}`, { storedVersion: stored });
+      }
+      return { id: s.toString('latin1'), client: r.client.toString('utf8'), data: r.data, version: r.version.toString('utf8'), expiresAt: r.expiresAt };
+    }
+
+    /** Removes session `sid`; whether it was live. */
+    async destroy(sid) {
+      const call = callOf(guard(() => wasm.rawCallSessDestroy(sidBytes(sid), NONE)));
+      return decodeReply('sess-destroy', await this.#link.eval(call));
+    }
+
+    /** The live sessions of `client`: [[sid, expiresAt], ...], soonest first. */
+    async list(client) {
+      const call = callOf(guard(() => wasm.rawCallSessList(clientBytes(client), this.#key, NONE)));
+      return decodeReply('sess-list', await this.#link.eval(call));
+    }
+  }
+
+  /** Device → client bindings, for warm-up before login. */
+  class Devices {
+    #link;
+    constructor(client, opts) {
+      const o = options(opts, ['ioTimeoutMs'], 'the Devices options');
+      this.#link = new Link(client, durationOption(o, 'ioTimeoutMs', 2000, 1));
+    }
+
+    /** Binds `device` to `client` for `ttlMs` (replacing any binding). */
+    async bind(device, client, ttlMs) {
+      const call = callOf(guard(() => wasm.rawCallDeviceBind(deviceBytes(device), clientBytes(client), int(ttlMs, 'ttlMs'))));
+      decodeReply('device-bind', await this.#link.eval(call));
+    }
+
+    /** The client `device` is bound to, or null. */
+    async clientOf(device) {
+      const key = Buffer.from(guard(() => wasm.rawDeviceKey(deviceBytes(device))));
+      const c = await this.#link.send(['GET', key], key);
+      return c === null || c === undefined ? null : utf8(c, 'the client id bound to the device');
+    }
+  }
+
+  return {
+    SmartCache,
+    Sessions,
+    Devices,
+    PollSchedule,
+    clientToken,
+    clientKeys,
+    entryKey,
+    deviceKey,
+    newSessionId,
+    parseSessionId,
+    checkClientId,
+    checkKind,
+    checkDeviceId,
+    checkVersion,
+    checkValueLen,
+    checkedMaxValueLen,
+    checkWarmCount,
+    checkedMs,
+    loadError,
+    cacheCalls,
+    commandOf,
+    decodeReply,
+    shouldRefresh,
+    xfetchArg,
+    CACHE_LIMITS,
+    CACHE_SCRIPTS,
+    ERROR_CODES,
+  };
+}
