@@ -25,6 +25,7 @@ raises is a :class:`KeyrouteError` with ``.code``, one of :data:`ERROR_CODES`.
 
 from keyroute._keyroute import (
     DEFAULT_NATIVE_VNODES as DEFAULT_NATIVE_VNODES,
+    ENGINES as ENGINES,
     ERROR_CODES as ERROR_CODES,
     LEAST_USED_SCRIPT as LEAST_USED_SCRIPT,
     LEAST_USED_SHA1 as LEAST_USED_SHA1,
@@ -79,6 +80,7 @@ from keyroute._keyroute import (
     Ring as Ring,
     RingDiff as RingDiff,
     RingError as RingError,
+    Router as Router,
     Script as Script,
     Session as Session,
     SessionExpired as SessionExpired,
@@ -93,6 +95,7 @@ from keyroute._keyroute import (
 
 __all__ = [
     "DEFAULT_NATIVE_VNODES",
+    "ENGINES",
     "ERROR_CODES",
     "LEAST_USED_SCRIPT",
     "LEAST_USED_SHA1",
@@ -147,6 +150,7 @@ __all__ = [
     "Ring",
     "RingDiff",
     "RingError",
+    "Router",
     "Script",
     "Session",
     "SessionExpired",
