@@ -84,12 +84,13 @@ extern crate alloc;
 extern crate std;
 
 pub mod cache;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "fleet")]
 pub mod config;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "fleet")]
 pub mod engine;
 pub mod error;
 pub mod frame;
+#[cfg(feature = "fleet")]
 pub mod hashes;
 #[cfg(feature = "alloc")]
 pub mod keys;
