@@ -47,7 +47,7 @@ demo-cli: build-cli
 
 BENCH_TARGETS += bench-rust
 bench-rust:
-	$(CARGO) bench -p keyroute-bench --bench ring --bench slot
+	$(CARGO) bench -p keyroute-bench --bench ring --bench slot --bench engines
 
 VECTOR_TARGETS += vectors-ring vectors-slot vectors-pool
 vectors-ring:
