@@ -428,6 +428,13 @@ typedef enum keyroute_restore {
 } keyroute_restore;
 
 /**
+ * Consistent hashing with bounded loads over a router (opaque): no node above
+ * ⌈c·m/n⌉ of the m assigned keys. Calls that change it (`_assign`, `_release`) and
+ * `_free` need exclusive access; reads may run at once from several threads.
+ */
+typedef struct keyroute_bounded keyroute_bounded;
+
+/**
  * A smart cache on Redis (opaque): `keyroute_cache_get_or_load()` serves a value from
  * Redis, or has exactly one caller across every process sharing the store run its loader
  * while the others wait for the wake-up.
@@ -1427,6 +1434,72 @@ const char *keyroute_router_config_key(const struct keyroute_router *router);
  * for an index >= len) NULL.
  */
 const char *keyroute_router_node_address(const struct keyroute_router *router, size_t index);
+
+/**
+ * Makes the bounded-loads overlay over a copy of `router` with balance factor `c` (at
+ * least 1; e.g. 1.25: no node above 125% of the mean, rounded up), written to `*out`.
+ * The router may be freed afterwards. Errors: `KEYROUTE_NULL_ARGUMENT`,
+ * `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BAD_OPTION` (`c` below 1, NaN or infinite).
+ */
+enum keyroute_status keyroute_bounded_new(const struct keyroute_router *router,
+                                          double c,
+                                          struct keyroute_bounded **out);
+
+/**
+ * Frees an overlay (NULL is ignored; as `keyroute_router_free()`).
+ */
+enum keyroute_status keyroute_bounded_free(struct keyroute_bounded *bounded);
+
+/**
+ * Assigns `key` (or gives where it already is): the index of the first of its
+ * candidates under the cap, in `*index_out` (`keyroute_bounded_node()` names it).
+ * `KEYROUTE_EMPTY` without nodes.
+ */
+enum keyroute_status keyroute_bounded_assign(struct keyroute_bounded *bounded,
+                                             const uint8_t *key,
+                                             size_t len,
+                                             size_t *index_out);
+
+/**
+ * Frees `key`; `*moved_out` (if not NULL) gets the number of keys moved to keep every
+ * node under the new cap (read them with `keyroute_bounded_moved()`). `KEYROUTE_EMPTY`
+ * when the key was not assigned.
+ */
+enum keyroute_status keyroute_bounded_release(struct keyroute_bounded *bounded,
+                                              const uint8_t *key,
+                                              size_t len,
+                                              size_t *moved_out);
+
+/**
+ * Move `i` of the last release: the key (`*key_out`, `*key_len_out`; valid until the
+ * next `_assign`, `_release` or `_free`) and the indexes of the nodes it left and went
+ * to. `KEYROUTE_OUT_OF_RANGE` for `i` beyond the moves.
+ */
+enum keyroute_status keyroute_bounded_moved(const struct keyroute_bounded *bounded,
+                                            size_t i,
+                                            const uint8_t **key_out,
+                                            size_t *key_len_out,
+                                            size_t *from_out,
+                                            size_t *to_out);
+
+/**
+ * Node `index`: its name (valid until the overlay is freed) and load.
+ * `KEYROUTE_OUT_OF_RANGE` for an index >= the node count.
+ */
+enum keyroute_status keyroute_bounded_node(const struct keyroute_bounded *bounded,
+                                           size_t index,
+                                           const char **name_out,
+                                           uint64_t *load_out);
+
+/**
+ * The cap now (⌈c·m/n⌉), 0 for NULL or an invalid handle.
+ */
+uint64_t keyroute_bounded_cap(const struct keyroute_bounded *bounded);
+
+/**
+ * The number of assigned keys, 0 for NULL or an invalid handle.
+ */
+uint64_t keyroute_bounded_assigned(const struct keyroute_bounded *bounded);
 
 /**
  * Plans the fewest slot moves that bring every weighted master of `map` to within one

@@ -475,3 +475,194 @@ pub unsafe extern "C" fn keyroute_router_node_address(
             .map_or(ptr::null(), |a| a.as_ptr()))
     })
 }
+
+/// Consistent hashing with bounded loads over a router (opaque): no node above
+/// ⌈c·m/n⌉ of the m assigned keys. Calls that change it (`_assign`, `_release`) and
+/// `_free` need exclusive access; reads may run at once from several threads.
+#[derive(Debug)]
+pub struct keyroute_bounded {
+    _opaque: [u8; 0],
+}
+
+/// What a `keyroute_bounded` holds: the overlay, the node names and the last release's
+/// moves.
+#[derive(Debug)]
+pub(crate) struct BoundedState {
+    inner: keyroute_core::engine::Bounded<Router>,
+    names: Vec<CString>,
+    moved: Vec<keyroute_core::engine::Load>,
+}
+
+impl Handle for keyroute_bounded {
+    type State = BoundedState;
+    const TAG: u64 = tag(b"kr-bound");
+    const NAME: &'static str = "keyroute_bounded";
+}
+
+/// Makes the bounded-loads overlay over a copy of `router` with balance factor `c` (at
+/// least 1; e.g. 1.25: no node above 125% of the mean, rounded up), written to `*out`.
+/// The router may be freed afterwards. Errors: `KEYROUTE_NULL_ARGUMENT`,
+/// `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BAD_OPTION` (`c` below 1, NaN or infinite).
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_bounded_new(
+    router: *const keyroute_router,
+    c: f64,
+    out: *mut *mut keyroute_bounded,
+) -> keyroute_status {
+    guard(|| {
+        let out = required(out, "out")?;
+        // SAFETY: NULL or a live router.
+        let r = unsafe { get(router, "router") }?;
+        let inner = keyroute_core::engine::Bounded::new(r.router.clone(), c)?;
+        let state = BoundedState {
+            inner,
+            names: r.names.clone(),
+            moved: Vec::new(),
+        };
+        // SAFETY: non-NULL out-pointer.
+        unsafe { hand_out(out, state) };
+        Ok(())
+    })
+}
+
+/// Frees an overlay (NULL is ignored; as `keyroute_router_free()`).
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_bounded_free(bounded: *mut keyroute_bounded) -> keyroute_status {
+    // SAFETY: NULL or a handle of this library, not in use elsewhere (documented).
+    unsafe { free(bounded, "bounded") }
+}
+
+/// Assigns `key` (or gives where it already is): the index of the first of its
+/// candidates under the cap, in `*index_out` (`keyroute_bounded_node()` names it).
+/// `KEYROUTE_EMPTY` without nodes.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_bounded_assign(
+    bounded: *mut keyroute_bounded,
+    key: *const u8,
+    len: usize,
+    index_out: *mut usize,
+) -> keyroute_status {
+    guard(|| {
+        // SAFETY: NULL or an overlay used exclusively; `len` readable bytes.
+        let (b, k) = unsafe {
+            (
+                crate::ffi::get_mut(bounded, "bounded")?,
+                bytes(key, len, "key")?,
+            )
+        };
+        let index_out = required(index_out, "index_out")?;
+        let i = b.inner.assign(k).ok_or(Fail::EMPTY)?;
+        // SAFETY: non-NULL out-pointer.
+        unsafe { index_out.write(i) };
+        Ok(())
+    })
+}
+
+/// Frees `key`; `*moved_out` (if not NULL) gets the number of keys moved to keep every
+/// node under the new cap (read them with `keyroute_bounded_moved()`). `KEYROUTE_EMPTY`
+/// when the key was not assigned.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_bounded_release(
+    bounded: *mut keyroute_bounded,
+    key: *const u8,
+    len: usize,
+    moved_out: *mut usize,
+) -> keyroute_status {
+    guard(|| {
+        // SAFETY: as keyroute_bounded_assign.
+        let (b, k) = unsafe {
+            (
+                crate::ffi::get_mut(bounded, "bounded")?,
+                bytes(key, len, "key")?,
+            )
+        };
+        match b.inner.release(k) {
+            Some(m) => {
+                // SAFETY: NULL or a valid out-pointer.
+                unsafe { put(moved_out, m.len()) };
+                b.moved = m;
+                Ok(())
+            }
+            None => {
+                b.moved.clear();
+                Err(Fail::EMPTY)
+            }
+        }
+    })
+}
+
+/// Move `i` of the last release: the key (`*key_out`, `*key_len_out`; valid until the
+/// next `_assign`, `_release` or `_free`) and the indexes of the nodes it left and went
+/// to. `KEYROUTE_OUT_OF_RANGE` for `i` beyond the moves.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_bounded_moved(
+    bounded: *const keyroute_bounded,
+    i: usize,
+    key_out: *mut *const u8,
+    key_len_out: *mut usize,
+    from_out: *mut usize,
+    to_out: *mut usize,
+) -> keyroute_status {
+    guard(|| {
+        // SAFETY: NULL or a live overlay.
+        let b = unsafe { get(bounded, "bounded") }?;
+        let key_out = required(key_out, "key_out")?;
+        let m = b.moved.get(i).ok_or_else(|| {
+            Fail::new(
+                keyroute_core::error::ErrorCode::OutOfRange,
+                format!("move {i} of {}", b.moved.len()),
+            )
+        })?;
+        // SAFETY: non-NULL (or optional) out-pointers.
+        unsafe {
+            key_out.write(m.key.as_ptr());
+            put(key_len_out, m.key.len());
+            put(from_out, m.from);
+            put(to_out, m.to);
+        }
+        Ok(())
+    })
+}
+
+/// Node `index`: its name (valid until the overlay is freed) and load.
+/// `KEYROUTE_OUT_OF_RANGE` for an index >= the node count.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_bounded_node(
+    bounded: *const keyroute_bounded,
+    index: usize,
+    name_out: *mut *const c_char,
+    load_out: *mut u64,
+) -> keyroute_status {
+    guard(|| {
+        // SAFETY: NULL or a live overlay.
+        let b = unsafe { get(bounded, "bounded") }?;
+        let name = b.names.get(index).ok_or_else(|| {
+            Fail::new(
+                keyroute_core::error::ErrorCode::OutOfRange,
+                format!("node index {index} >= {} nodes", b.names.len()),
+            )
+        })?;
+        // SAFETY: optional out-pointers.
+        unsafe {
+            put(name_out, name.as_ptr());
+            put(load_out, b.inner.loads()[index]);
+        }
+        Ok(())
+    })
+}
+
+/// The cap now (⌈c·m/n⌉), 0 for NULL or an invalid handle.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_bounded_cap(bounded: *const keyroute_bounded) -> u64 {
+    // SAFETY: NULL or a live overlay.
+    guard_or(0, || Ok(unsafe { get(bounded, "bounded") }?.inner.cap()))
+}
+
+/// The number of assigned keys, 0 for NULL or an invalid handle.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_bounded_assigned(bounded: *const keyroute_bounded) -> u64 {
+    // SAFETY: NULL or a live overlay.
+    guard_or(0, || {
+        Ok(unsafe { get(bounded, "bounded") }?.inner.assigned())
+    })
+}

@@ -5,6 +5,8 @@
  * fleet_to_lines.py), and the entrance checks of keyroute_router_new and
  * keyroute_router_from_config with their statuses. C99 and C++.
  */
+#include <math.h>
+
 #include "testing.h"
 
 #define MAXN 2048
@@ -223,9 +225,62 @@ static void test_api(void)
     CHECK(keyroute_router_len(NULL) == 0 && keyroute_router_engine(NULL) == NULL);
 }
 
+static void test_bounded(void)
+{
+    const char *names[] = {"a", "b", "c", "d"};
+    keyroute_router *r = NULL;
+    keyroute_bounded *b = NULL;
+    char key[32];
+    size_t i, j, idx, moved, from, to, keylen, total_moves = 0;
+    const uint8_t *kp;
+    uint64_t load, sum;
+    ST(keyroute_router_new("native", names, NULL, 4, NULL, NULL, 0, &r), KEYROUTE_OK);
+    ST(keyroute_bounded_new(r, 1.25, &b), KEYROUTE_OK);
+    ST(keyroute_router_free(r), KEYROUTE_OK); /* the overlay keeps its own copy */
+    for (i = 0; i < 400; i++) {
+        snprintf(key, sizeof key, "job-%u", (unsigned)i);
+        ST(keyroute_bounded_assign(b, B(key), strlen(key), &idx), KEYROUTE_OK);
+        CHECK(idx < 4);
+        for (j = 0; j < 4; j++) {
+            ST(keyroute_bounded_node(b, j, NULL, &load), KEYROUTE_OK);
+            CHECK(load <= keyroute_bounded_cap(b));
+        }
+    }
+    CHECK(keyroute_bounded_assigned(b) == 400 && keyroute_bounded_cap(b) == 125);
+    for (i = 0; i < 400; i += 3) {
+        snprintf(key, sizeof key, "job-%u", (unsigned)i);
+        ST(keyroute_bounded_release(b, B(key), strlen(key), &moved), KEYROUTE_OK);
+        for (j = 0; j < moved; j++) {
+            ST(keyroute_bounded_moved(b, j, &kp, &keylen, &from, &to), KEYROUTE_OK);
+            CHECK(from != to && from < 4 && to < 4 && keylen > 0);
+            total_moves++;
+        }
+        ST(keyroute_bounded_moved(b, moved, &kp, NULL, NULL, NULL), KEYROUTE_OUT_OF_RANGE);
+        sum = 0;
+        for (j = 0; j < 4; j++) {
+            ST(keyroute_bounded_node(b, j, NULL, &load), KEYROUTE_OK);
+            CHECK(load <= keyroute_bounded_cap(b));
+            sum += load;
+        }
+        CHECK(sum == keyroute_bounded_assigned(b));
+    }
+    (void)total_moves;
+    ST(keyroute_bounded_release(b, B("job-0"), 5, &moved), KEYROUTE_EMPTY);
+    ST(keyroute_bounded_node(b, 4, NULL, NULL), KEYROUTE_OUT_OF_RANGE);
+    ST(keyroute_bounded_free(b), KEYROUTE_OK);
+    ST(keyroute_router_new("native", names, NULL, 4, NULL, NULL, 0, &r), KEYROUTE_OK);
+    ST(keyroute_bounded_new(r, 0.5, &b), KEYROUTE_BAD_OPTION);
+    ST(keyroute_bounded_new(r, NAN, &b), KEYROUTE_BAD_OPTION);
+    ST(keyroute_bounded_new(NULL, 1.5, &b), KEYROUTE_NULL_ARGUMENT);
+    ST(keyroute_bounded_new(r, 1.5, NULL), KEYROUTE_NULL_ARGUMENT);
+    ST(keyroute_bounded_assign(NULL, B("k"), 1, &idx), KEYROUTE_NULL_ARGUMENT);
+    ST(keyroute_router_free(r), KEYROUTE_OK);
+}
+
 int main(int argc, char **argv)
 {
     test_api();
+    test_bounded();
     if (argc > 1)
         run(argv[1]);
     printf("keyroute C fleet tests: %ld checks, %ld failed; %ld routes, %ld keys\n", checks,
