@@ -60,7 +60,8 @@ impl<E: Engine> Bounded<E> {
             return Err(EngineError::BadOption {
                 engine: "bounded",
                 option: "c".into(),
-                reason: alloc::format!("the balance factor must be a number at least 1, got {c}"),
+                // No {c}: formatting an f64 would cost the fleet .wasm ~10 KB.
+                reason: "the balance factor c must be a finite number at least 1".into(),
             });
         }
         let n = engine.len();
