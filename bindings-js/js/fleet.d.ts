@@ -55,6 +55,19 @@ export class Router {
   [Symbol.dispose](): void;
 }
 
+/** Consistent hashing with bounded loads over a Router: no node above ceil(c·m/n) of the m assigned keys. */
+export class Bounded {
+  constructor(router: Router, c: number);
+  assign(key: Key): string | null;
+  release(key: Key): { key: Uint8Array; from: string; to: string }[] | null;
+  ownerOf(key: Key): string | null;
+  readonly loads: Record<string, number>;
+  readonly cap: number;
+  readonly assigned: number;
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
 /** Every engine and profile name. */
 export const ENGINES: readonly string[];
 export const ERROR_CODES: Readonly<Record<ErrorCode, number>>;

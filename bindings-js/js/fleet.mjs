@@ -277,6 +277,9 @@ export function createFleetApi(wasm) {
       const idx = guard(() => h.getManyPacked(data, ends));
       return Array.from(idx, (i) => (i < 0 ? null : this.#names[i]));
     }
+    [INTERNAL]() {
+      return this.#h;
+    }
     /** Frees the wasm memory now (a freed Router refuses every call with INVALID_HANDLE). */
     free() {
       if (this.#raw) this.#raw.free();
@@ -285,7 +288,73 @@ export function createFleetApi(wasm) {
   }
   if (dispose) Router.prototype[dispose] = Router.prototype.free;
 
+  /**
+   * Consistent hashing with bounded loads over a Router: no node above ceil(c·m/n) of the
+   * m assigned keys (`c` at least 1). The state lives in this object.
+   */
+  class Bounded {
+    #raw;
+    #names;
+
+    constructor(router, c) {
+      if (!(router instanceof Router)) fail('BAD_TYPE', `router must be a Router of keyroute/fleet, not ${describe(router)}`);
+      if (typeof c !== 'number') fail('BAD_TYPE', `c must be a number, not ${describe(c)}`);
+      this.#names = router.names;
+      this.#raw = guard(() => new wasm.RawBounded(router[INTERNAL](), c));
+    }
+    get #h() {
+      if (!this.#raw) fail('INVALID_HANDLE', 'this Bounded was freed; make a new one');
+      return this.#raw;
+    }
+    /** Assigns `key`: the first of its candidates under the cap (null without nodes). */
+    assign(key) {
+      const i = this.#h.assign(bytes(key));
+      return i < 0 ? null : this.#names[i];
+    }
+    /** Frees `key`: null when it was not assigned, else the keys moved to keep the cap, as {key: Uint8Array, from, to}. */
+    release(key) {
+      const h = this.#h;
+      const n = h.release(bytes(key));
+      if (n < 0) return null;
+      const batch = h.movedKeys();
+      const data = batch.data;
+      const ends = batch.ends;
+      batch.free();
+      const from = h.movedFrom();
+      const to = h.movedTo();
+      const out = [];
+      let start = 0;
+      for (let i = 0; i < n; i++) {
+        out.push({ key: data.slice(start, ends[i]), from: this.#names[from[i]], to: this.#names[to[i]] });
+        start = ends[i];
+      }
+      return out;
+    }
+    /** The node holding `key`, or null when it is not assigned. */
+    ownerOf(key) {
+      const i = this.#h.ownerOf(bytes(key));
+      return i < 0 ? null : this.#names[i];
+    }
+    /** Each node's load, as {name: load}. */
+    get loads() {
+      const l = this.#h.loads();
+      return Object.fromEntries(this.#names.map((n, i) => [n, l[i]]));
+    }
+    get cap() {
+      return this.#h.cap();
+    }
+    get assigned() {
+      return this.#h.assigned();
+    }
+    free() {
+      if (this.#raw) this.#raw.free();
+      this.#raw = null;
+    }
+  }
+  if (dispose) Bounded.prototype[dispose] = Bounded.prototype.free;
+
   return {
+    Bounded,
     Router,
     ENGINES,
     ERROR_CODES,

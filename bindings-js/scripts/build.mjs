@@ -220,7 +220,7 @@ if (!fleetApi.includes(fleetLine)) throw new Error(`js/fleet.mjs must define \`$
 const fleetHeader = header.replace('api.mjs', 'fleet.mjs');
 writeFileSync(join(dist, 'fleet-api.mjs'), fleetHeader + fleetApi);
 writeFileSync(join(dist, 'fleet-api.cjs'), `${fleetHeader}'use strict';\n${fleetApi.replace(fleetLine, 'function createFleetApi(wasm) {')}\nmodule.exports = { createFleetApi };\n`);
-const fleetNames = ['Router', 'ENGINES', 'ERROR_CODES'];
+const fleetNames = ['Router', 'Bounded', 'ENGINES', 'ERROR_CODES'];
 writeFileSync(
   join(dist, 'fleet.cjs'),
   `${fleetHeader}'use strict';

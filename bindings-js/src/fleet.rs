@@ -243,3 +243,87 @@ impl RawRouter {
 pub fn raw_engines() -> Vec<String> {
     NAMES.iter().map(|n| String::from(*n)).collect()
 }
+
+/// Consistent hashing with bounded loads over a router (`Bounded` in js/fleet.mjs): no
+/// node above ⌈c·m/n⌉ of the m assigned keys. The last release's moves are kept for
+/// [`RawBounded::moved_keys`], [`RawBounded::moved_from`] and [`RawBounded::moved_to`].
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct RawBounded {
+    inner: keyroute::engine::Bounded<Router>,
+    moved: Vec<keyroute::engine::Load>,
+    _live: Live,
+}
+
+#[wasm_bindgen]
+impl RawBounded {
+    /// The overlay over a copy of `router` with balance factor `c` (at least 1).
+    #[wasm_bindgen(constructor)]
+    pub fn new(router: &RawRouter, c: f64) -> Result<RawBounded, JsError> {
+        Ok(RawBounded {
+            inner: keyroute::engine::Bounded::new(router.router.clone(), c)?,
+            moved: Vec::new(),
+            _live: Live::default(),
+        })
+    }
+
+    /// Assigns a key: its node's index, `-1` without nodes.
+    pub fn assign(&mut self, key: &[u8]) -> i32 {
+        self.inner.assign(key).map_or(-1, |i| i as i32)
+    }
+
+    /// Frees a key: the number of keys moved to keep the cap, `-1` when it was not
+    /// assigned.
+    pub fn release(&mut self, key: &[u8]) -> i32 {
+        match self.inner.release(key) {
+            Some(m) => {
+                let n = m.len() as i32;
+                self.moved = m;
+                n
+            }
+            None => {
+                self.moved.clear();
+                -1
+            }
+        }
+    }
+
+    /// The keys the last release moved.
+    #[wasm_bindgen(js_name = movedKeys)]
+    pub fn moved_keys(&self) -> crate::batch::RawBatch {
+        crate::batch::RawBatch::from_iter(self.moved.iter().map(|l| l.key.as_slice()))
+    }
+
+    /// The nodes they left.
+    #[wasm_bindgen(js_name = movedFrom)]
+    pub fn moved_from(&self) -> Vec<u32> {
+        self.moved.iter().map(|l| l.from as u32).collect()
+    }
+
+    /// The nodes they went to.
+    #[wasm_bindgen(js_name = movedTo)]
+    pub fn moved_to(&self) -> Vec<u32> {
+        self.moved.iter().map(|l| l.to as u32).collect()
+    }
+
+    /// The index of the node holding a key, `-1` when it is not assigned.
+    #[wasm_bindgen(js_name = ownerOf)]
+    pub fn owner_of(&self, key: &[u8]) -> i32 {
+        self.inner.owner_of(key).map_or(-1, |i| i as i32)
+    }
+
+    /// Each node's load.
+    pub fn loads(&self) -> Vec<f64> {
+        self.inner.loads().iter().map(|&l| l as f64).collect()
+    }
+
+    /// The cap now.
+    pub fn cap(&self) -> f64 {
+        self.inner.cap() as f64
+    }
+
+    /// The number of assigned keys.
+    pub fn assigned(&self) -> f64 {
+        self.inner.assigned() as f64
+    }
+}

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { Router, ENGINES, ERROR_CODES } from 'keyroute/fleet';
+import { Router, Bounded, ENGINES, ERROR_CODES } from 'keyroute/fleet';
 import { vectorsDir } from './helpers.mjs';
 
 const { routes } = JSON.parse(readFileSync(join(vectorsDir, 'fleet_routes.json'), 'utf8'));
@@ -129,4 +129,36 @@ test('refusals carry their codes', () => {
 test('require("keyroute/fleet") is the same module as import', () => {
   const req = createRequire(import.meta.url)('keyroute/fleet');
   assert.equal(req.Router, Router);
+});
+
+test('Bounded: no node above the cap, releases move keys on, codes', () => {
+  const r = new Router('native', ['a', 'b', 'c', 'd']);
+  const b = new Bounded(r, 1.25);
+  const owners = {};
+  for (let i = 0; i < 400; i++) {
+    owners[`job-${i}`] = b.assign(`job-${i}`);
+    assert.ok(Object.values(b.loads).every((l) => l <= b.cap));
+  }
+  assert.equal(b.assigned, 400);
+  assert.equal(b.cap, 125);
+  assert.equal(b.assign('job-7'), owners['job-7']);
+  assert.equal(b.ownerOf('job-7'), owners['job-7']);
+  for (let i = 0; i < 400; i += 3) {
+    const moved = b.release(`job-${i}`);
+    assert.ok(Array.isArray(moved));
+    for (const m of moved) {
+      assert.ok(m.key instanceof Uint8Array && m.from !== m.to);
+      assert.equal(b.ownerOf(m.key), m.to);
+    }
+    assert.ok(Object.values(b.loads).every((l) => l <= b.cap));
+  }
+  assert.equal(b.release('job-0'), null);
+  assert.equal(Object.values(b.loads).reduce((x, y) => x + y, 0), b.assigned);
+  assert.equal(codeOf(() => new Bounded(r, 0.5)), 'BAD_OPTION');
+  assert.equal(codeOf(() => new Bounded(r, '1.5')), 'BAD_TYPE');
+  assert.equal(codeOf(() => new Bounded(['a'], 1.5)), 'BAD_TYPE');
+  assert.equal(codeOf(() => b.assign(3)), 'BAD_TYPE');
+  b.free();
+  assert.equal(codeOf(() => b.assign('x')), 'INVALID_HANDLE');
+  r.free();
 });
