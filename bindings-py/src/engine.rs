@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyList, PyMapping, PyString, PyTuple};
 
 use keyroute::config::{read_config_with, ReadOptions};
-use keyroute::engine::{Engine, Router as CoreRouter, NAMES};
+use keyroute::engine::{Bounded as CoreBounded, Engine, Router as CoreRouter, NAMES};
 use keyroute::ring::NodeSpec;
 
 use crate::args::{flag, int, text, type_name};
@@ -349,8 +349,123 @@ impl PyRouter {
     }
 }
 
+/// Consistent hashing with bounded loads over a Router: no node above ⌈c·m/n⌉ of the m
+/// assigned keys. State lives in this object (one process); a lock keeps it consistent
+/// across threads.
+#[pyclass(module = "keyroute", frozen, name = "Bounded")]
+pub(crate) struct PyBounded {
+    inner: std::sync::Mutex<CoreBounded<CoreRouter>>,
+    names: Vec<Py<PyString>>,
+}
+
+impl PyBounded {
+    fn lock(&self) -> std::sync::MutexGuard<'_, CoreBounded<CoreRouter>> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pymethods]
+impl PyBounded {
+    /// `Bounded(router, c)`: `c` (an int or float, at least 1) is the balance factor.
+    #[new]
+    fn new(py: Python<'_>, router: &Bound<'_, PyAny>, c: &Bound<'_, PyAny>) -> PyResult<PyBounded> {
+        guard(|| {
+            let r = router.cast::<PyRouter>().map_err(|_| {
+                bad_type(format!(
+                    "router must be a keyroute.Router, not {}",
+                    type_name(router)
+                ))
+            })?;
+            if c.is_instance_of::<PyBool>()
+                || !(c.is_instance_of::<PyInt>() || c.is_instance_of::<pyo3::types::PyFloat>())
+            {
+                return Err(bad_type(format!(
+                    "c must be a number (int or float), not {}",
+                    type_name(c)
+                )));
+            }
+            let c: f64 = c
+                .extract()
+                .map_err(|_| out_of_range("c is too large a number"))?;
+            let r = r.get();
+            let inner = CoreBounded::new(r.router.clone(), c).map_err(err)?;
+            let names = r.names.iter().map(|n| n.clone_ref(py)).collect();
+            Ok(PyBounded {
+                inner: std::sync::Mutex::new(inner),
+                names,
+            })
+        })
+    }
+
+    /// Assigns `key` (or gives where it already is): the first of its candidates under the
+    /// cap. None only without nodes.
+    fn assign(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyString>>> {
+        guard(|| {
+            let k = key_bytes(key)?;
+            Ok(self.lock().assign(k).map(|i| self.names[i].clone_ref(py)))
+        })
+    }
+
+    /// Frees `key`: None when it was not assigned, else the keys moved to keep every node
+    /// under the new cap, as (key bytes, from, to).
+    #[allow(clippy::type_complexity)]
+    fn release(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<Vec<(Py<pyo3::types::PyBytes>, Py<PyString>, Py<PyString>)>>> {
+        guard(|| {
+            let k = key_bytes(key)?;
+            let moved = self.lock().release(k);
+            Ok(moved.map(|m| {
+                m.into_iter()
+                    .map(|l| {
+                        (
+                            pyo3::types::PyBytes::new(py, &l.key).unbind(),
+                            self.names[l.from].clone_ref(py),
+                            self.names[l.to].clone_ref(py),
+                        )
+                    })
+                    .collect()
+            }))
+        })
+    }
+
+    /// The node holding `key`, or None when it is not assigned.
+    fn owner_of(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyString>>> {
+        guard(|| {
+            let k = key_bytes(key)?;
+            Ok(self.lock().owner_of(k).map(|i| self.names[i].clone_ref(py)))
+        })
+    }
+
+    /// Each node's load, by name.
+    #[getter]
+    fn loads(&self, py: Python<'_>) -> Vec<(Py<PyString>, u64)> {
+        let b = self.lock();
+        b.loads()
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| (self.names[i].clone_ref(py), l))
+            .collect()
+    }
+
+    /// The cap now: ⌈c·m/n⌉.
+    #[getter]
+    fn cap(&self) -> u64 {
+        self.lock().cap()
+    }
+
+    /// The number of assigned keys.
+    #[getter]
+    fn assigned(&self) -> u64 {
+        self.lock().assigned()
+    }
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRouter>()?;
+    m.add_class::<PyBounded>()?;
     m.add("ENGINES", PyTuple::new(m.py(), NAMES)?)?;
     Ok(())
 }

@@ -164,3 +164,33 @@ def test_refusals_carry_codes() -> None:
         r.get_n("k", -1)
     with pytest.raises(keyroute.OutOfRangeError):
         keyroute.Router.from_config("x", resolved={"h": "-1"})
+
+
+def test_bounded_loads_never_above_the_cap() -> None:
+    r = keyroute.Router("native", ["a", "b", "c", "d"])
+    b = keyroute.Bounded(r, 1.25)
+    owners = {}
+    for i in range(400):
+        owners[f"job-{i}"] = b.assign(f"job-{i}")
+        assert all(load <= b.cap for _, load in b.loads)
+    assert b.assigned == 400 and b.cap == 125
+    assert b.assign("job-7") == owners["job-7"] == b.owner_of("job-7")
+    moved_total = 0
+    for i in range(0, 400, 3):
+        moved = b.release(f"job-{i}")
+        assert moved is not None
+        moved_total += len(moved)
+        for key, src, dst in moved:
+            assert isinstance(key, bytes) and src != dst and b.owner_of(key) == dst
+        assert all(load <= b.cap for _, load in b.loads)
+    assert b.release("job-0") is None and b.owner_of("job-0") is None
+    assert sum(load for _, load in b.loads) == b.assigned
+    with pytest.raises(keyroute.RingError) as e:
+        keyroute.Bounded(r, 0.5)
+    assert code(e) == "BAD_OPTION"
+    with pytest.raises(keyroute.BadTypeError):
+        keyroute.Bounded(r, "1.5")  # type: ignore[arg-type]
+    with pytest.raises(keyroute.BadTypeError):
+        keyroute.Bounded(["a"], 1.5)  # type: ignore[arg-type]
+    with pytest.raises(keyroute.BadTypeError):
+        b.assign(3)  # type: ignore[arg-type]
