@@ -189,13 +189,16 @@ test-c-contract: stage-c $(C_CONTRACT)
 # fresh servers.
 C_WITH_REDIS := $(C_SRC)/tests/with_redis.sh
 C_WITH_REDIS_PAIR := $(C_WITH_REDIS) --password --var KEYROUTE_TEST_REDIS_AUTH_URL $(C_WITH_REDIS)
+# With --cluster (under tests/with_cluster.sh, a throwaway 3-master cluster) the same
+# tests also run on handles opened with keyroute_*_open_cluster(), after their argument
+# statuses (under valgrind without the vectors: --cluster-calls).
 test-c-redis: stage-c $(C_VECTORS)
 	$(call c_variants,test_redis,$(C_SRC)/tests/test_redis.c)
-	$(C_WITH_REDIS_PAIR) $(C_BUILD)/test_redis_shared $(C_VECTORS)
+	$(C_WITH_CLUSTER) $(C_WITH_REDIS_PAIR) $(C_BUILD)/test_redis_shared $(C_VECTORS) --cluster
 	$(C_WITH_REDIS_PAIR) $(C_BUILD)/test_redis_static $(C_VECTORS)
 	$(C_WITH_REDIS_PAIR) $(C_BUILD)/test_redis_cxx $(C_VECTORS)
-	$(C_ASAN) $(C_WITH_REDIS_PAIR) $(C_BUILD)/test_redis_asan $(C_VECTORS)
-	$(C_WITH_REDIS_PAIR) $(C_VALGRIND) $(C_BUILD)/test_redis_shared $(C_VECTORS)
+	$(C_ASAN) $(C_WITH_CLUSTER) $(C_WITH_REDIS_PAIR) $(C_BUILD)/test_redis_asan $(C_VECTORS) --cluster
+	$(C_WITH_CLUSTER) $(C_WITH_REDIS_PAIR) $(C_VALGRIND) $(C_BUILD)/test_redis_shared $(C_VECTORS) --cluster-calls
 	$(C_WITH_REDIS_PAIR) $(C_VALGRIND) $(C_BUILD)/test_redis_static $(C_VECTORS)
 
 # The smart cache, sessions and devices (tests/test_cache.c): on the two throwaway
@@ -270,12 +273,13 @@ example-cache-c: stage-c
 	python3 $(C_SRC)/tests/check_cache_example.py $(C_BUILD)/example_cache.out
 
 # examples/java: JNA (Debian libjna-java) loading the staged libkeyroute; it also picks
-# from a least-used pool on a throwaway redis-server (tests/with_redis.sh) and shows a
-# refused call's status name and message.
+# from a least-used pool on a throwaway redis-server (tests/with_redis.sh) and on a
+# throwaway 3-master cluster (tests/with_cluster.sh, keyroute_least_used_open_cluster),
+# and shows a refused call's status name and message.
 example-java: stage-c
 	rm -rf $(C_BUILD)/java && mkdir -p $(C_BUILD)/java
 	javac -d $(C_BUILD)/java -cp $(JNA_JAR) $(ROOT)/examples/java/Route.java
-	$(C_WITH_REDIS) sh -ec 'java -cp $(JNA_JAR):$(C_BUILD)/java \
+	$(C_WITH_CLUSTER) $(C_WITH_REDIS) sh -ec 'java -cp $(JNA_JAR):$(C_BUILD)/java \
 	    -Djna.library.path=$(C_STAGE)/lib Route > $(C_BUILD)/example_java.out'
 	cat $(C_BUILD)/example_java.out
 	python3 $(C_SRC)/tests/check_example_output.py --picks tests/vectors $(C_BUILD)/example_java.out

@@ -8,7 +8,8 @@
 #   make fuzz FUZZ_TARGETS="ring_ops node_list" FUZZ_SECONDS=60
 #   make test-fuzz-smoke    build every target, then each for FUZZ_SMOKE_SECONDS (10 s)
 #                           from its committed corpus (fuzz/corpus/<target>)
-#   make test-miri          cargo +nightly miri test on the core's pure modules (see MIRI_*)
+#   make test-miri          cargo +nightly miri test: the C binding's ffi checks and the
+#                           core's cheap modules (MIRI_CORE_MODULES); test-miri-full: all
 #   make test-c-fuzz        bindings-c/tests/fuzz_api.c under ASan/UBSan and valgrind
 #
 # The nightly toolchain (with rust-src and miri) and cargo-fuzz are installed by the
@@ -60,18 +61,26 @@ test-fuzz-smoke: build-fuzz
 	python3 $(FUZZ_DIR)/seed.py --check
 	$(FUZZ_DIR)/run.sh $(FUZZ_BIN) $(FUZZ_OUT)/smoke $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
 
-# miri: the core's unit tests (every module: ring, slot, select, cache, keys, error) and
-# the C binding's argument and handle checks (ffi.rs, its unsafe code). Tests too slow
-# under miri carry #[cfg_attr(miri, ignore)]; the proptest suites in core/tests are not
-# run here (they run on stable in test-rust). Budget: see fuzz/README.md.
+# miri: the C binding's argument and handle checks (ffi.rs: the helpers every export's
+# unsafe pointer handling goes through) and the core's cheap unit-test modules (keys,
+# cache) in make test; `make test-miri-full` runs every core unit test (ring builds hash
+# thousands of points: over 30 minutes under miri on 2 cores). The core is safe Rust, so
+# miri there checks the standard library and dependencies as the core uses them. Tests
+# too slow under miri carry #[cfg_attr(miri, ignore)]; the proptest suites in core/tests
+# run on stable in test-rust. Times: fuzz/README.md.
 MIRI_TARGET_DIR := $(BUILD)/miri-target
 MIRIFLAGS ?= -Zmiri-strict-provenance
+MIRI_CORE_MODULES ?= keys:: cache::
+MIRI := CARGO_TARGET_DIR=$(MIRI_TARGET_DIR) MIRIFLAGS="$(MIRIFLAGS)" $(CARGO) +$(NIGHTLY) miri
+.PHONY: test-miri-full
 TEST_TARGETS += test-miri
 test-miri: setup-nightly
-	CARGO_TARGET_DIR=$(MIRI_TARGET_DIR) MIRIFLAGS="$(MIRIFLAGS)" \
-	  $(CARGO) +$(NIGHTLY) miri test -p keyroute --lib
-	CARGO_TARGET_DIR=$(MIRI_TARGET_DIR) MIRIFLAGS="$(MIRIFLAGS)" \
-	  $(CARGO) +$(NIGHTLY) miri test -p keyroute-c --lib -- ffi::
+	$(MIRI) test -p keyroute-c --lib -- ffi::
+	$(MIRI) test -p keyroute --lib -- $(MIRI_CORE_MODULES)
+
+test-miri-full: setup-nightly
+	$(MIRI) test -p keyroute-c --lib -- ffi::
+	$(MIRI) test -p keyroute --lib
 
 # The C API fuzzed (bindings-c/tests/fuzz_api.c) on a throwaway redis-server: under
 # ASan/UBSan (30,000 calls) and under valgrind linked to the unstripped release library

@@ -483,7 +483,11 @@ typedef struct keyroute_leases keyroute_leases;
  * ties to the byte-wise smallest member, cumulative counts.
  *
  * The handle holds one connection to one standalone server, reconnected on the next
- * call after a connection error (a request is never resent on its own).
+ * call after a connection error (a request is never resent on its own), or, opened with
+ * `keyroute_least_used_open_cluster()`, a Redis Cluster client (one connection per
+ * node) that follows `MOVED`/`ASK`, retries `TRYAGAIN`/`CLUSTERDOWN` (commands that did
+ * not run), and refreshes its map after a failover; a request that may have run is not
+ * resent there either.
  *
  * Thread safety: not thread-safe. No two calls may run concurrently on the same handle;
  * open one handle per thread (handles on the same pool key share the pool through the
@@ -1727,6 +1731,29 @@ enum keyroute_status keyroute_least_used_open(const char *url,
                                               struct keyroute_least_used **out);
 
 /**
+ * Opens a least-used pool handle on a Redis Cluster, from `count` seed nodes
+ * (`seeds[i]`, NUL-terminated: `host:port` or `redis://host:port`; any node of the
+ * cluster will do) for the pool at `(pool_key, key_len)` (hash-tag it, e.g.
+ * `{proxies}:pool`, so that its side key shares its slot): reads the topology now and
+ * writes the handle to `*out`. Picks follow `MOVED`/`ASK`, `TRYAGAIN`/`CLUSTERDOWN` are
+ * retried, and after a failover the next call finds the new master (a call during the
+ * failover fails with a `KEYROUTE_REDIS_*`/`KEYROUTE_CLUSTER_*` status; a pick whose
+ * reply was lost may or may not have been counted, and is never resent). Pipelined
+ * picks count every pick once even while the pool's slot migrates. Free it with
+ * `keyroute_least_used_free()`; every other call is as on a standalone handle.
+ *
+ * Errors: as `keyroute_least_used_open()`; also `KEYROUTE_CLUSTER_UNREACHABLE` (no seed
+ * answered with a topology, or `count` is 0) and `KEYROUTE_TOO_LARGE` (`count` above
+ * `KEYROUTE_MAX_BATCH`).
+ */
+enum keyroute_status keyroute_least_used_open_cluster(const char *const *seeds,
+                                                      size_t count,
+                                                      const uint8_t *pool_key,
+                                                      size_t key_len,
+                                                      uint32_t timeout_ms,
+                                                      struct keyroute_least_used **out);
+
+/**
  * Closes the connection and frees the handle (the pool stays on the server). A member
  * held back by `KEYROUTE_BUFFER_TOO_SMALL` was counted but is dropped. NULL is ignored;
  * `KEYROUTE_INVALID_HANDLE` as `keyroute_ring_free()`.
@@ -1820,6 +1847,18 @@ enum keyroute_status keyroute_leases_open(const char *url,
                                           size_t key_len,
                                           uint32_t timeout_ms,
                                           struct keyroute_leases **out);
+
+/**
+ * Opens a lease pool handle on a Redis Cluster from `count` seed nodes; as
+ * `keyroute_least_used_open_cluster()` (the pool key and its three companion keys
+ * share its hash tag). Free it with `keyroute_leases_free()`.
+ */
+enum keyroute_status keyroute_leases_open_cluster(const char *const *seeds,
+                                                  size_t count,
+                                                  const uint8_t *pool_key,
+                                                  size_t key_len,
+                                                  uint32_t timeout_ms,
+                                                  struct keyroute_leases **out);
 
 /**
  * Closes the connection and frees the handle. A lease held back by

@@ -1,17 +1,17 @@
-//! Least-used pools and leases on a Redis server (`keyroute-redis`): one connection per
-//! handle, every failure with the status of its code (`KEYROUTE_REDIS_*`).
+//! Least-used pools and leases on a Redis server or a Redis Cluster (`keyroute-redis`):
+//! one connection (or one cluster client) per handle, every failure with the status of
+//! its code (`KEYROUTE_REDIS_*`, `KEYROUTE_CLUSTER_*`).
 
 use std::ffi::c_char;
 use std::ptr;
 use std::time::Duration;
 
 use keyroute_core::error::ErrorCode;
-use keyroute_redis::{
-    Error as RedisError, Lease, Leases, LeastUsed, Now, Reconnecting, Release, Timeouts,
-};
+use keyroute_redis::{Error as RedisError, Lease, Leases, LeastUsed, Link, Now, Release, Timeouts};
 
 use crate::ffi::{
-    bytes, free, get_mut, guard, hand_out, put, required, tag, text, ByteList, Fail, Handle, Res,
+    array, bytes, free, get_mut, guard, hand_out, put, required, tag, text, ByteList, Fail, Handle,
+    Res,
 };
 use crate::select::{not_in_pool, restore_mode};
 use crate::status::keyroute_status;
@@ -26,7 +26,11 @@ pub const KEYROUTE_DEFAULT_TIMEOUT_MS: u32 = 2000;
 /// ties to the byte-wise smallest member, cumulative counts.
 ///
 /// The handle holds one connection to one standalone server, reconnected on the next
-/// call after a connection error (a request is never resent on its own).
+/// call after a connection error (a request is never resent on its own), or, opened with
+/// `keyroute_least_used_open_cluster()`, a Redis Cluster client (one connection per
+/// node) that follows `MOVED`/`ASK`, retries `TRYAGAIN`/`CLUSTERDOWN` (commands that did
+/// not run), and refreshes its map after a failover; a request that may have run is not
+/// resent there either.
 ///
 /// Thread safety: not thread-safe. No two calls may run concurrently on the same handle;
 /// open one handle per thread (handles on the same pool key share the pool through the
@@ -40,7 +44,7 @@ pub struct keyroute_least_used {
 #[derive(Debug)]
 pub(crate) struct LeastUsedState {
     pool: LeastUsed,
-    con: Reconnecting,
+    con: Link,
     /// A member picked (and counted on the server) that did not fit the caller's buffer;
     /// the next `keyroute_least_used_pick()` returns it instead of picking again.
     pending: Option<Vec<u8>>,
@@ -67,7 +71,7 @@ pub struct keyroute_leases {
 #[derive(Debug)]
 pub(crate) struct LeasesState {
     leases: Leases,
-    con: Reconnecting,
+    con: Link,
     /// A lease acquired that did not fit the caller's buffer; the next
     /// `keyroute_leases_acquire()` returns it instead of acquiring another.
     pending: Option<Lease>,
@@ -95,7 +99,7 @@ pub enum keyroute_release {
 /// The failure of a call made on `con`: a refused connect made on the call's behalf is
 /// reported as itself (a refused password is `KEYROUTE_REDIS_AUTH`, not a lost
 /// connection).
-fn failed(con: &mut Reconnecting) -> impl FnOnce(RedisError) -> Fail + '_ {
+fn failed(con: &mut Link) -> impl FnOnce(RedisError) -> Fail + '_ {
     move |e| Fail::from(con.explain(e))
 }
 
@@ -143,24 +147,62 @@ pub(crate) fn buffer(buf: *mut u8, cap: usize) -> Res<()> {
     Ok(())
 }
 
-/// The shared part of `keyroute_least_used_open()` and `keyroute_leases_open()`: checks
-/// the arguments (the pool key before connecting: nothing is sent for a bad key),
-/// connects, builds the handle with `make` and writes it to `*out`.
+/// Where a handle connects: a standalone URL or cluster seeds.
+enum Target<'a> {
+    Url(&'a str),
+    Seeds(Vec<&'a str>),
+}
+
+impl Target<'_> {
+    /// # Safety
+    /// `seeds` is NULL or holds `count` pointers, each NULL or a NUL-terminated string.
+    unsafe fn seeds<'a>(seeds: *const *const c_char, count: usize) -> Res<Target<'a>> {
+        // SAFETY: as the caller promises.
+        let ptrs = unsafe { array(seeds, count, "seeds") }?;
+        if ptrs.is_empty() {
+            return Err(Fail::new(
+                ErrorCode::ClusterUnreachable,
+                "`seeds` is empty: give at least one cluster node (host:port)",
+            ));
+        }
+        let mut out = Vec::with_capacity(ptrs.len());
+        for (i, &p) in ptrs.iter().enumerate() {
+            // SAFETY: as the caller promises.
+            out.push(unsafe { text(p, &format!("seeds[{i}]")) }?);
+        }
+        Ok(Target::Seeds(out))
+    }
+
+    /// Connects now: the server, or the cluster's topology.
+    fn connect(&self, timeouts: Timeouts) -> Res<Link> {
+        let mut link = match self {
+            Target::Url(url) => Link::single(url, timeouts)?,
+            Target::Seeds(seeds) => Link::cluster(seeds, timeouts, false)?,
+        };
+        link.ensure_connected()?;
+        Ok(link)
+    }
+}
+
+/// The shared part of the `keyroute_least_used_open*()` and `keyroute_leases_open*()`
+/// functions: checks the arguments (the pool key before connecting: nothing is sent for
+/// a bad key), connects, builds the handle with `make` and writes it to `*out`.
 ///
 /// # Safety
 /// As the exports that call it.
-unsafe fn open<H: Handle>(
+unsafe fn open<'t, H: Handle>(
     out: *mut *mut H,
-    url: *const c_char,
+    target: impl FnOnce() -> Res<Target<'t>>,
     pool_key: *const u8,
     key_len: usize,
     timeout_ms: u32,
-    make: impl FnOnce(&[u8], Reconnecting) -> Res<H::State>,
+    make: impl FnOnce(&[u8], Link) -> Res<H::State>,
 ) -> keyroute_status {
     guard(|| {
         let out = required(out, "out")?;
+        let target = target()?;
         // SAFETY: as documented on the exports.
-        let (url, key) = unsafe { (text(url, "url")?, bytes(pool_key, key_len, "pool_key")?) };
+        let key = unsafe { bytes(pool_key, key_len, "pool_key")? };
         keyroute_core::select::side_key(key)?;
         let ms = if timeout_ms == 0 {
             KEYROUTE_DEFAULT_TIMEOUT_MS
@@ -168,12 +210,27 @@ unsafe fn open<H: Handle>(
             timeout_ms
         };
         let timeouts = Timeouts::uniform(Duration::from_millis(u64::from(ms)));
-        let mut con = Reconnecting::new(url, timeouts)?;
-        con.ensure_connected()?;
+        let con = target.connect(timeouts)?;
         let state = make(key, con)?;
         // SAFETY: non-NULL out-pointer.
         unsafe { hand_out(out, state) };
         Ok(())
+    })
+}
+
+fn least_used_state(key: &[u8], con: Link) -> Res<LeastUsedState> {
+    Ok(LeastUsedState {
+        pool: LeastUsed::new(key)?,
+        con,
+        pending: None,
+    })
+}
+
+fn leases_state(key: &[u8], con: Link) -> Res<LeasesState> {
+    Ok(LeasesState {
+        leases: Leases::new(key)?,
+        con,
+        pending: None,
     })
 }
 
@@ -199,13 +256,50 @@ pub unsafe extern "C" fn keyroute_least_used_open(
 ) -> keyroute_status {
     // SAFETY: as documented.
     unsafe {
-        open(out, url, pool_key, key_len, timeout_ms, |key, con| {
-            Ok(LeastUsedState {
-                pool: LeastUsed::new(key)?,
-                con,
-                pending: None,
-            })
-        })
+        open(
+            out,
+            || Ok(Target::Url(text(url, "url")?)),
+            pool_key,
+            key_len,
+            timeout_ms,
+            least_used_state,
+        )
+    }
+}
+
+/// Opens a least-used pool handle on a Redis Cluster, from `count` seed nodes
+/// (`seeds[i]`, NUL-terminated: `host:port` or `redis://host:port`; any node of the
+/// cluster will do) for the pool at `(pool_key, key_len)` (hash-tag it, e.g.
+/// `{proxies}:pool`, so that its side key shares its slot): reads the topology now and
+/// writes the handle to `*out`. Picks follow `MOVED`/`ASK`, `TRYAGAIN`/`CLUSTERDOWN` are
+/// retried, and after a failover the next call finds the new master (a call during the
+/// failover fails with a `KEYROUTE_REDIS_*`/`KEYROUTE_CLUSTER_*` status; a pick whose
+/// reply was lost may or may not have been counted, and is never resent). Pipelined
+/// picks count every pick once even while the pool's slot migrates. Free it with
+/// `keyroute_least_used_free()`; every other call is as on a standalone handle.
+///
+/// Errors: as `keyroute_least_used_open()`; also `KEYROUTE_CLUSTER_UNREACHABLE` (no seed
+/// answered with a topology, or `count` is 0) and `KEYROUTE_TOO_LARGE` (`count` above
+/// `KEYROUTE_MAX_BATCH`).
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_least_used_open_cluster(
+    seeds: *const *const c_char,
+    count: usize,
+    pool_key: *const u8,
+    key_len: usize,
+    timeout_ms: u32,
+    out: *mut *mut keyroute_least_used,
+) -> keyroute_status {
+    // SAFETY: as documented.
+    unsafe {
+        open(
+            out,
+            || Target::seeds(seeds, count),
+            pool_key,
+            key_len,
+            timeout_ms,
+            least_used_state,
+        )
     }
 }
 
@@ -391,13 +485,39 @@ pub unsafe extern "C" fn keyroute_leases_open(
 ) -> keyroute_status {
     // SAFETY: as documented.
     unsafe {
-        open(out, url, pool_key, key_len, timeout_ms, |key, con| {
-            Ok(LeasesState {
-                leases: Leases::new(key)?,
-                con,
-                pending: None,
-            })
-        })
+        open(
+            out,
+            || Ok(Target::Url(text(url, "url")?)),
+            pool_key,
+            key_len,
+            timeout_ms,
+            leases_state,
+        )
+    }
+}
+
+/// Opens a lease pool handle on a Redis Cluster from `count` seed nodes; as
+/// `keyroute_least_used_open_cluster()` (the pool key and its three companion keys
+/// share its hash tag). Free it with `keyroute_leases_free()`.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_leases_open_cluster(
+    seeds: *const *const c_char,
+    count: usize,
+    pool_key: *const u8,
+    key_len: usize,
+    timeout_ms: u32,
+    out: *mut *mut keyroute_leases,
+) -> keyroute_status {
+    // SAFETY: as documented.
+    unsafe {
+        open(
+            out,
+            || Target::seeds(seeds, count),
+            pool_key,
+            key_len,
+            timeout_ms,
+            leases_state,
+        )
     }
 }
 

@@ -802,12 +802,21 @@ CALL(c_side_key)
     size_t cap = one_in(6) ? 0 : below(64);
     return keyroute_side_key(k.p, k.len, out_array(cap, 1), cap, OUT(size_t));
 }
+static const char **seeds(size_t *count);
 CALL(c_least_used_open)
 {
     keyroute_least_used *lu = NULL;
     struct bytes k = one_in(2) ? bytes() : (struct bytes){(const uint8_t *)pool_key, strlen(pool_key)};
-    keyroute_status st =
-        keyroute_least_used_open(url(), k.p, k.len, 200 + (uint32_t)below(300), one_in(8) ? NULL : &lu);
+    keyroute_status st;
+    if (one_in(3)) {
+        size_t n;
+        const char **s = seeds(&n);
+        st = keyroute_least_used_open_cluster(s, n, k.p, k.len, 200 + (uint32_t)below(300),
+                                              one_in(8) ? NULL : &lu);
+    } else {
+        st = keyroute_least_used_open(url(), k.p, k.len, 200 + (uint32_t)below(300),
+                                      one_in(8) ? NULL : &lu);
+    }
     keyroute_least_used_free(lu);
     return st;
 }
@@ -839,8 +848,16 @@ CALL(c_leases_open)
 {
     keyroute_leases *l = NULL;
     struct bytes k = one_in(2) ? bytes() : (struct bytes){(const uint8_t *)lease_key, strlen(lease_key)};
-    keyroute_status st =
-        keyroute_leases_open(url(), k.p, k.len, 200 + (uint32_t)below(300), one_in(8) ? NULL : &l);
+    keyroute_status st;
+    if (one_in(3)) {
+        size_t n;
+        const char **s = seeds(&n);
+        st = keyroute_leases_open_cluster(s, n, k.p, k.len, 200 + (uint32_t)below(300),
+                                          one_in(8) ? NULL : &l);
+    } else {
+        st = keyroute_leases_open(url(), k.p, k.len, 200 + (uint32_t)below(300),
+                                  one_in(8) ? NULL : &l);
+    }
     keyroute_leases_free(l);
     return st;
 }

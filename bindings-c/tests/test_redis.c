@@ -11,6 +11,16 @@
  * password (on the password-protected server in KEYROUTE_TEST_REDIS_AUTH_URL, whose
  * password is in KEYROUTE_TEST_REDIS_PASSWORD; it must never appear in a message), a
  * timeout, a peer that is not Redis, a lost connection and WRONGTYPE; then the lease calls.
+ *
+ *   with_cluster.sh with_redis.sh ... test_redis VECTORS.txt --cluster
+ *
+ * also opens the handles with keyroute_least_used_open_cluster() and
+ * keyroute_leases_open_cluster() on the local 3-master cluster in
+ * KEYROUTE_TEST_CLUSTER_SEEDS ("host:port,host:port,..."): their argument statuses (NULL,
+ * empty, too many or unusable seeds, a bad pool key), then the same least-used, lease and
+ * vector tests as on the standalone server (--cluster-calls: without the vectors), with
+ * the seeds given in an order that makes
+ * most pools' first call meet a MOVED (the vector pools are spread over every master).
  * Builds as C99 (-std=c99 -Wall -Wextra -Werror -pedantic) and as C++.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -25,6 +35,26 @@
 #include "testing.h"
 
 static long seqs, ops;
+
+/* With --cluster, the handles of the shared tests open on these seeds instead of a URL. */
+static const char *const *g_seeds;
+static size_t g_nseeds;
+
+static keyroute_status lu_open(const char *url, const char *key, size_t key_len,
+                               uint32_t timeout_ms, keyroute_least_used **out)
+{
+    return g_nseeds ? keyroute_least_used_open_cluster(g_seeds, g_nseeds, B(key), key_len,
+                                                       timeout_ms, out)
+                    : keyroute_least_used_open(url, B(key), key_len, timeout_ms, out);
+}
+
+static keyroute_status le_open(const char *url, const char *key, size_t key_len,
+                               uint32_t timeout_ms, keyroute_leases **out)
+{
+    return g_nseeds ? keyroute_leases_open_cluster(g_seeds, g_nseeds, B(key), key_len, timeout_ms,
+                                                   out)
+                    : keyroute_leases_open(url, B(key), key_len, timeout_ms, out);
+}
 
 static double now_s(void)
 {
@@ -52,10 +82,11 @@ static void run_pool_vectors(const char *url, const char *path)
         if (nf == 0)
             continue;
         if (strcmp(fields[0], "pool") == 0 && nf >= 2) {
-            int kl = snprintf(key, sizeof key, "{keyroute-c}:vectors:%ld", seqs);
+            /* One hash tag per sequence: on a cluster, the pools spread over every master. */
+            int kl = snprintf(key, sizeof key, "{keyroute-c:%ld}:vectors", seqs);
             snprintf(ctx, sizeof ctx, "pool %s", fields[1]);
             lu = NULL;
-            ST(keyroute_least_used_open(url, B(key), (size_t)kl, 2000, &lu), KEYROUTE_OK);
+            ST(lu_open(url, key, (size_t)kl, 2000, &lu), KEYROUTE_OK);
             seqs++;
         } else if (!lu) {
             continue; /* ring and slot lines */
@@ -460,8 +491,8 @@ static void test_least_used(const char *url)
     const char *want[] = {"proxy-a", "proxy-b", "proxy-c", "proxy-a", "proxy-b"};
     size_t i;
 
-    ST(keyroute_least_used_open(url, B("{keyroute-c}:pool"), 17, 0, &lu), KEYROUTE_OK);
-    ST(keyroute_least_used_open(url, B("{keyroute-c}:pool"), 17, 1000, &other), KEYROUTE_OK);
+    ST(lu_open(url, "{keyroute-c}:pool", 17, 0, &lu), KEYROUTE_OK);
+    ST(lu_open(url, "{keyroute-c}:pool", 17, 1000, &other), KEYROUTE_OK);
     /* Empty (missing) pool: its own status, nothing written. */
     len = 77;
     ST(keyroute_least_used_pick(lu, buf, sizeof buf, &len), KEYROUTE_EMPTY);
@@ -569,7 +600,7 @@ static void test_leases(const char *url)
     keyroute_release r = KEYROUTE_RELEASE_EXPIRED;
     struct timespec pause;
 
-    ST(keyroute_leases_open(url, B("{keyroute-c}:busy"), 17, 0, &le), KEYROUTE_OK);
+    ST(le_open(url, "{keyroute-c}:busy", 17, 0, &le), KEYROUTE_OK);
     ST(keyroute_leases_acquire(le, 1000, buf, sizeof buf, &len, &id1, &deadline),
        KEYROUTE_EMPTY);
     ST(keyroute_leases_acquire(NULL, 1000, buf, sizeof buf, &len, &id1, NULL),
@@ -631,16 +662,90 @@ static void test_leases(const char *url)
     ST(keyroute_leases_free(NULL), KEYROUTE_OK);
 }
 
+/* keyroute_*_open_cluster(): argument statuses, checked before anything is sent; the
+ * handle pointer is written only on success. */
+static void test_open_cluster_errors(const char *const *seeds, size_t nseeds)
+{
+    keyroute_least_used *lu = NULL;
+    keyroute_leases *le = NULL;
+    const char *bad[2];
+    const char *dead[1];
+    double t0;
+
+    ST(keyroute_least_used_open_cluster(NULL, 0, B("{p}:pool"), 8, 0, &lu),
+       KEYROUTE_CLUSTER_UNREACHABLE);
+    ST(keyroute_leases_open_cluster(seeds, 0, B("{p}:busy"), 8, 0, &le),
+       KEYROUTE_CLUSTER_UNREACHABLE);
+    STM(keyroute_least_used_open_cluster(NULL, 1, B("{p}:pool"), 8, 0, &lu),
+        KEYROUTE_NULL_ARGUMENT, "seeds");
+    ST(keyroute_least_used_open_cluster(seeds, SIZE_MAX, B("{p}:pool"), 8, 0, &lu),
+       KEYROUTE_TOO_LARGE);
+    ST(keyroute_leases_open_cluster(seeds, SIZE_MAX / 2, B("{p}:busy"), 8, 0, &le),
+       KEYROUTE_TOO_LARGE);
+    bad[0] = seeds[0];
+    bad[1] = NULL;
+    STM(keyroute_least_used_open_cluster(bad, 2, B("{p}:pool"), 8, 0, &lu),
+        KEYROUTE_NULL_ARGUMENT, "seeds[1]");
+    bad[1] = "127.0.0.1:7000\xff";
+    ST(keyroute_leases_open_cluster(bad, 2, B("{p}:busy"), 8, 0, &le), KEYROUTE_BAD_UTF8);
+    bad[1] = "redis://:s3cr3t-seed@127.0.0.1:notaport";
+    ST(keyroute_least_used_open_cluster(bad, 2, B("{p}:pool"), 8, 0, &lu),
+       KEYROUTE_REDIS_BAD_URL);
+    CHECKD(strstr(keyroute_last_error_message(), "s3cr3t-seed") == NULL,
+           keyroute_last_error_message());
+    ST(keyroute_least_used_open_cluster(seeds, nseeds, NULL, 8, 0, &lu), KEYROUTE_NULL_ARGUMENT);
+    ST(keyroute_least_used_open_cluster(seeds, nseeds, B("{p}:pool"), 8, 0, NULL),
+       KEYROUTE_NULL_ARGUMENT);
+    /* The pool key is checked before anything is sent (no node listens on port 1). */
+    dead[0] = "127.0.0.1:1";
+    ST(keyroute_least_used_open_cluster(dead, 1, B(""), 0, 0, &lu), KEYROUTE_BAD_POOL_KEY);
+    ST(keyroute_leases_open_cluster(dead, 1, B("pool}x"), 6, 0, &le), KEYROUTE_BAD_POOL_KEY);
+    /* No node answers: its own status, quickly. */
+    t0 = now_s();
+    STM(keyroute_least_used_open_cluster(dead, 1, B("{p}:pool"), 8, 300, &lu),
+        KEYROUTE_CLUSTER_UNREACHABLE, "127.0.0.1:1");
+    ST(keyroute_leases_open_cluster(dead, 1, B("{p}:busy"), 8, 300, &le),
+       KEYROUTE_CLUSTER_UNREACHABLE);
+    CHECK(now_s() - t0 < 5.0);
+    CHECK(lu == NULL && le == NULL);
+    /* A dead seed first, then a live one: the topology comes from the live one. */
+    bad[0] = "127.0.0.1:1";
+    bad[1] = seeds[nseeds - 1];
+    ST(keyroute_least_used_open_cluster(bad, 2, B("{p}:pool"), 8, 300, &lu), KEYROUTE_OK);
+    CHECK(lu != NULL);
+    ST(keyroute_leases_free((keyroute_leases *)lu), KEYROUTE_INVALID_HANDLE);
+    ST(keyroute_least_used_free(lu), KEYROUTE_OK);
+}
+
+static size_t split_seeds(char *list, const char **seeds, size_t max)
+{
+    size_t n = 0;
+    char *p = list;
+    while (p && *p && n < max) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        seeds[n++] = p;
+        p = comma ? comma + 1 : NULL;
+    }
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     const char *url = getenv("KEYROUTE_TEST_REDIS_URL");
     const char *auth_url = getenv("KEYROUTE_TEST_REDIS_AUTH_URL");
     const char *password = getenv("KEYROUTE_TEST_REDIS_PASSWORD");
-    if (!url || !*url || !auth_url || !*auth_url || !password || !*password) {
+    const char *cluster_env = getenv("KEYROUTE_TEST_CLUSTER_SEEDS");
+    /* --cluster-calls: the cluster handles without the vectors (valgrind: 2 min less). */
+    int cluster_vectors = argc > 2 && strcmp(argv[2], "--cluster") == 0;
+    int cluster = cluster_vectors || (argc > 2 && strcmp(argv[2], "--cluster-calls") == 0);
+    if (!url || !*url || !auth_url || !*auth_url || !password || !*password ||
+        (cluster && (!cluster_env || !*cluster_env))) {
         fputs("test_redis: set KEYROUTE_TEST_REDIS_URL, KEYROUTE_TEST_REDIS_AUTH_URL and "
               "KEYROUTE_TEST_REDIS_PASSWORD (run it through tests/with_redis.sh twice: "
               "with_redis.sh --password --var KEYROUTE_TEST_REDIS_AUTH_URL with_redis.sh "
-              "test_redis)\n",
+              "test_redis), and with --cluster KEYROUTE_TEST_CLUSTER_SEEDS (with_cluster.sh)\n",
               stderr);
         return 2;
     }
@@ -654,9 +759,30 @@ int main(int argc, char **argv)
     test_leases(url);
     if (argc > 1)
         run_pool_vectors(url, argv[1]);
-    printf("keyroute C Redis tests (%s, %s): %ld checks, %ld failed; %ld pool sequences "
+    if (cluster) {
+        /* The seeds in reverse order: the first is rarely the owner of a pool's slot. */
+        char *copy = (char *)xmalloc(strlen(cluster_env) + 1);
+        const char *fwd[16], *rev[16];
+        size_t n, i;
+        strcpy(copy, cluster_env);
+        n = split_seeds(copy, fwd, 16);
+        for (i = 0; i < n; i++)
+            rev[i] = fwd[n - 1 - i];
+        test_open_cluster_errors(rev, n);
+        g_seeds = rev;
+        g_nseeds = n;
+        test_least_used(NULL);
+        test_leases(NULL);
+        if (cluster_vectors)
+            run_pool_vectors(NULL, argv[1]);
+        g_seeds = NULL;
+        g_nseeds = 0;
+        free(copy);
+    }
+    printf("keyroute C Redis tests (%s, %s%s): %ld checks, %ld failed; %ld pool sequences "
            "(%ld ops) on Redis\n",
-           keyroute_version(), url, checks, failures, seqs, ops);
+           keyroute_version(), url, cluster ? ", and a 3-master cluster" : "", checks, failures,
+           seqs, ops);
     if (argc > 1 && seqs == 0) {
         fputs("no pool vectors read\n", stderr);
         return 1;

@@ -117,9 +117,11 @@ export function createApi(wasm, scripts) {
   }
 
   function weightOf(name, w, convert = int) {
-    if (typeof w === 'string') fail('BAD_TYPE', `node ${JSON.stringify(name)} has weight ${JSON.stringify(w)}, a string; weights are numbers (write ${/^\s*-?\d+\s*$/.test(w) ? w.trim() : 'an integer'}, without quotes)`);
-    if (typeof w !== 'number' && typeof w !== 'bigint') fail('BAD_TYPE', `node ${JSON.stringify(name)} has weight ${describe(w)}; weights are integers from 1 to 4294967295`);
-    return convert(w, `node ${JSON.stringify(name)} has weight`, 'BAD_WEIGHT');
+    // The node may be a name or an index (a number or a BigInt, which JSON cannot write).
+    const node = typeof name === 'string' ? JSON.stringify(name) : typeof name === 'number' || typeof name === 'bigint' ? String(name) : describe(name);
+    if (typeof w === 'string') fail('BAD_TYPE', `node ${node} has weight ${JSON.stringify(w)}, a string; weights are numbers (write ${/^\s*-?\d+\s*$/.test(w) ? w.trim() : 'an integer'}, without quotes)`);
+    if (typeof w !== 'number' && typeof w !== 'bigint') fail('BAD_TYPE', `node ${node} has weight ${describe(w)}; weights are integers from 1 to 4294967295`);
+    return convert(w, `node ${node} has weight`, 'BAD_WEIGHT');
   }
 
   function bool(b, what) {

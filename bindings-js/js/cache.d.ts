@@ -46,6 +46,8 @@ export interface SmartCacheOptions {
   negTtlMs?: number | bigint;
   /** Serve a stale value while one caller refreshes it. Default true. */
   serveStale?: boolean;
+  /** Serve warm hits with one plain HMGET decided on this host's clock (a host δ behind Redis serves up to δ past the soft TTL, never past the hard TTL); false asks sc-get every time. Default true. */
+  fastHits?: boolean;
   /** XFetch β (0: off). Default 1. */
   xfetchBeta?: number;
   /** The largest value a loader may return. Default 1 MiB. */
@@ -90,7 +92,7 @@ export class SmartCache {
   close(): Promise<void>;
   readonly config: {
     leaseMs: number; softTtlMs: number; hardTtlMs: number; negTtlMs: number; tombstoneMs: number;
-    serveStale: boolean; xfetchBeta: number; maxValueBytes: number; ioTimeoutMs: number; cluster: boolean;
+    serveStale: boolean; fastHits: boolean; xfetchBeta: number; maxValueBytes: number; ioTimeoutMs: number; cluster: boolean;
   };
   stats(): CacheStats;
   /** The value: from Redis, or from `loader` called once across every instance. */

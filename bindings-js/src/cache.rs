@@ -21,10 +21,10 @@ use keyroute::cache::{
     check_client_id, check_device_id, check_kind, check_value_len, check_version, check_warm_count,
     checked_max_value_len, checked_ms, decode_flag, decode_sessions, decode_warm, device_key,
     session_keys, truncate_message, xfetch, xfetch_arg, Call, ClientKeys, ClientToken, CreateReply,
-    FillReply, GetReply, Notify, PollSchedule, ReplyError, SessionId, TokenKey, Touch, Value,
+    FillReply, GetReply, Notify, Peek, PollSchedule, ReplyError, SessionId, TokenKey, Touch, Value,
     DEFAULT_MAX_VALUE_LEN, MAX_CLIENT_ID_LEN, MAX_DEVICE_ID_LEN, MAX_ERROR_CODE_LEN,
     MAX_ERROR_MESSAGE_LEN, MAX_KIND_LEN, MAX_MS, MAX_OWNER_LEN, MAX_VALUE_LEN_LIMIT,
-    MAX_VERSION_LEN, MAX_WARM_KINDS,
+    MAX_VERSION_LEN, MAX_WARM_KINDS, PEEK_FIELDS,
 };
 use keyroute::error::ErrorCode;
 use wasm_bindgen::prelude::*;
@@ -657,4 +657,44 @@ pub fn raw_decode(
         _ => put(decode_flag(&value, script)?.into(), &[], &[]),
     }
     Ok(b)
+}
+
+/// The fields the warm-hit fast path reads (`HMGET entry v ver sx d hx`).
+#[wasm_bindgen(js_name = rawPeekFields)]
+pub fn raw_peek_fields() -> Vec<String> {
+    PEEK_FIELDS.iter().map(|f| String::from(*f)).collect()
+}
+
+/// The warm-hit fast path: the value when the `HMGET` reply (walked as for
+/// [`raw_decode`]) is a fresh hit at `now_ms` (this host's clock) with the XFetch draw
+/// `xfetch_e`, else `undefined` (ask sc-get). `REDIS_PROTOCOL` for another shape.
+#[wasm_bindgen(js_name = rawPeek)]
+pub fn raw_peek(
+    tags: &[u8],
+    nums: &[f64],
+    data: &[u8],
+    ends: &[u32],
+    now_ms: f64,
+    xfetch_e: f64,
+) -> Result<Option<Vec<u8>>, JsError> {
+    const WHAT: &str = "HMGET (fast hit)";
+    let mut walk = Walk {
+        tags,
+        nums,
+        items: unpack(data, ends)?,
+        t: 0,
+        n: 0,
+        i: 0,
+    };
+    let value = walk.next(0).ok_or_else(|| protocol(WHAT))?;
+    if !(crate::error::is_integer(now_ms) && (0.0..=9_007_199_254_740_992.0).contains(&now_ms)) {
+        return Err(JsError::new(
+            ErrorCode::BadType,
+            "nowMs must be a safe integer >= 0",
+        ));
+    }
+    Ok(match Peek::decode(value, now_ms as u64, xfetch_e)? {
+        Peek::Hit { value, .. } => Some(value),
+        Peek::Ask => None,
+    })
 }

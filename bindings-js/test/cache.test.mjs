@@ -221,6 +221,35 @@ for (const line of ['v4', 'v5']) {
   });
 }
 
+test('warm hits are one plain HMGET (no script call) unless fastHits is false', async () => {
+  const c = await client('v5');
+  const calls = async (name) => {
+    const info = String(await c.sendCommand(['INFO', 'commandstats']));
+    const m = info.match(new RegExp(`cmdstat_${name}:calls=(\\d+)`));
+    return m ? Number(m[1]) : 0;
+  };
+  for (const fastHits of [true, false]) {
+    const cache = await new SmartCache(c, { fastHits }).ready();
+    assert.equal(cache.config.fastHits, fastHits);
+    const who = fresh();
+    let loads = 0;
+    const load = () => {
+      loads++;
+      return 'v';
+    };
+    await cache.getOrLoad(who, 'k', load);
+    const [evalsha, hmget] = [await calls('evalsha'), await calls('hmget')];
+    for (let i = 0; i < 50; i++) assert.equal((await cache.getOrLoad(who, 'k', load)).toString(), 'v');
+    // sc-get's hit path runs one HMGET inside the script (commandstats counts it too).
+    assert.equal((await calls('evalsha')) - evalsha, fastHits ? 0 : 50, `fastHits ${fastHits}`);
+    assert.equal((await calls('hmget')) - hmget, 50, `fastHits ${fastHits}`);
+    assert.equal(loads, 1);
+    assert.equal(cache.stats().hits, 50);
+    await cache.close();
+  }
+  assert.throws(() => new SmartCache(c, { fastHits: 1 }), (e) => e.code === 'BAD_TYPE');
+});
+
 test('stampede: 4 processes x 50 concurrent calls on one cold key, 200 ms backend: exactly 1 backend call', async () => {
   const who = fresh();
   const start = Date.now() + 3000;

@@ -26,3 +26,17 @@ test('a reply key String() cannot convert is no field name, never an error witho
     }
   }
 });
+
+// Found by test/hostile.test.mjs (seed 18): a weight entry whose node is a BigInt index and
+// whose weight is a string made the message's JSON.stringify(node) throw a TypeError.
+test('a weight given as a string for a node given as a BigInt is BAD_TYPE, with the node in the message', () => {
+  const map = new kr.SlotMap();
+  map.assign(0, 16383, map.addMaster('10.0.0.1:7000'));
+  try {
+    for (const [node, weight] of [[0n, 'x'], [2147483648n, 'x'], [0n, {}], [0, '2']]) {
+      assert.throws(() => map.plan([[node, weight]]), (e) => e.code === 'BAD_TYPE' && e.message.includes(`node ${String(node)} has weight`), `${node}`);
+    }
+  } finally {
+    map.free();
+  }
+});

@@ -1,5 +1,7 @@
 //! `keyroute.LeastUsed` and `keyroute.Leases`: the core's native Redis pools
-//! (`keyroute_redis`) over one reconnecting connection each.
+//! (`keyroute_redis`) over one reconnecting connection each, or, with `cluster=True`,
+//! over keyroute's Redis Cluster client (slot routing, MOVED/ASK, failovers, pipelines
+//! split per pick).
 //!
 //! Thin: each method converts its arguments, releases the GIL, locks the connection,
 //! calls the core, and converts the answer (or the core's error) back. The connection is
@@ -10,58 +12,147 @@
 use std::sync::{Mutex, MutexGuard};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use keyroute_redis::{self as core_redis, Now, Reconnecting, Release, Timeouts};
+use keyroute::error::ErrorCode;
+use keyroute_redis::{self as core_redis, Link, Now, Release, Timeouts};
 
-use crate::args::{int_in, opt_int, seconds, text, type_name};
-use crate::errors::{bad_type, from_redis, guard, out_of_range};
+use crate::args::{flag, int_in, opt_int, seconds, text, type_name};
+use crate::errors::{bad_type, from_redis, guard, out_of_range, raise, too_large, Area};
 use crate::keys::{collect, key_bytes, slices};
 use crate::select::{initial_arg, member, member_dict, member_list, picks_arg, restore_arg};
 
-/// A reconnecting connection to `url` behind a mutex.
+/// The most seed URLs `cluster=True` takes (as `SmartCache`: a seed list is a handful of
+/// nodes; a longer list is refused with `TOO_LARGE` before anything is allocated for it).
+const MAX_SEEDS: usize = 1024;
+
+/// The connection behind a mutex.
 struct Conn {
-    con: Mutex<Reconnecting>,
+    con: Mutex<Link>,
     timeout: f64,
+    cluster: bool,
+    read_from_replicas: bool,
+}
+
+fn opt_flag(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<bool> {
+    match obj {
+        Some(o) if !o.is_none() => flag(o, what),
+        _ => Ok(false),
+    }
+}
+
+/// The seed URLs of `cluster=True`: one str, or a list/tuple of them (the convention of
+/// `SmartCache`).
+fn seeds(url: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    let items: Vec<Bound<'_, PyAny>> = if url.is_instance_of::<PyString>() {
+        vec![url.clone()]
+    } else if url.is_instance_of::<PyList>() || url.is_instance_of::<PyTuple>() {
+        let n = url.len()?;
+        if n > MAX_SEEDS {
+            return Err(too_large(format!(
+                "{n} seed URLs given; at most {MAX_SEEDS} are taken (a few seeds suffice: \
+                 the rest of the cluster is discovered)"
+            )));
+        }
+        url.try_iter()?.collect::<PyResult<_>>()?
+    } else {
+        return Err(bad_type(format!(
+            "with cluster=True, url is a seed URL (str) or a list of them, not {}",
+            type_name(url)
+        )));
+    };
+    // No seed at all is refused by keyroute-redis (CLUSTER_UNREACHABLE, as in C).
+    items
+        .iter()
+        .map(|item| text(item, "a seed URL").map(str::to_owned))
+        .collect()
 }
 
 impl Conn {
-    fn new(url: &Bound<'_, PyAny>, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<Conn> {
-        let url = text(url, "the Redis URL")?;
+    fn new(
+        url: &Bound<'_, PyAny>,
+        timeout: Option<&Bound<'_, PyAny>>,
+        cluster: Option<&Bound<'_, PyAny>>,
+        read_from_replicas: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Conn> {
+        let cluster = opt_flag(cluster, "cluster")?;
+        let replicas = opt_flag(read_from_replicas, "read_from_replicas")?;
         let (t, secs) = match timeout {
             Some(t) if !t.is_none() => (seconds(t, "timeout")?, t.extract::<f64>()?),
             _ => (std::time::Duration::from_secs(2), 2.0),
         };
-        // Only parses the URL (the connection opens on the first call).
-        let con = Reconnecting::new(url, Timeouts::uniform(t)).map_err(from_redis)?;
+        let timeouts = Timeouts::uniform(t);
+        // Only checks the URL or the seeds: the first call connects or fetches the
+        // topology.
+        let link = if cluster {
+            let seeds = seeds(url)?;
+            let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+            Link::cluster(&seeds, timeouts, replicas).map_err(from_redis)?
+        } else {
+            if !url.is_instance_of::<PyString>() {
+                return Err(bad_type(format!(
+                    "url must be a str, not {} (a list of seed URLs of a Redis Cluster needs \
+                     cluster=True)",
+                    type_name(url)
+                )));
+            }
+            if replicas {
+                return Err(raise(
+                    Area::Redis,
+                    ErrorCode::BadOption,
+                    "read_from_replicas=True needs cluster=True (a standalone server has no \
+                     replicas to route to)",
+                ));
+            }
+            Link::single(text(url, "the Redis URL")?, timeouts).map_err(from_redis)?
+        };
         Ok(Conn {
-            con: Mutex::new(con),
+            con: Mutex::new(link),
             timeout: secs,
+            cluster,
+            read_from_replicas: replicas,
         })
     }
 
     /// Call with the GIL released only.
-    fn lock(&self) -> MutexGuard<'_, Reconnecting> {
+    fn lock(&self) -> MutexGuard<'_, Link> {
         self.con.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Runs `f` on the connection with the GIL released. A failure of the connect made on
-    /// the call's behalf is reported as itself (a refused password is REDIS_AUTH, not a
-    /// lost connection).
+    /// the call's behalf (or of the cluster routing) is reported as itself (a refused
+    /// password is REDIS_AUTH, not a lost connection; no node reachable is
+    /// CLUSTER_UNREACHABLE).
     fn run<T: Send>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&mut Reconnecting) -> core_redis::Result<T> + Send,
+        f: impl FnOnce(&mut Link) -> core_redis::Result<T> + Send,
     ) -> PyResult<T> {
         py.detach(|| {
-            let mut con = self.lock();
-            f(&mut con).map_err(|e| con.explain(e))
+            let mut link = self.lock();
+            f(&mut link).map_err(|e| link.explain(e))
         })
         .map_err(from_redis)
     }
 
     fn connect(&self, py: Python<'_>) -> PyResult<()> {
-        self.run(py, Reconnecting::ensure_connected)
+        py.detach(|| self.lock().ensure_connected())
+            .map_err(from_redis)
+    }
+
+    fn describe(&self) -> String {
+        if self.cluster {
+            format!(
+                ", cluster=True, read_from_replicas={}",
+                if self.read_from_replicas {
+                    "True"
+                } else {
+                    "False"
+                }
+            )
+        } else {
+            String::new()
+        }
     }
 }
 
@@ -119,17 +210,22 @@ impl PyLeastUsed {
 #[pymethods]
 impl PyLeastUsed {
     #[new]
-    #[pyo3(signature = (url, key, *, timeout=None))]
+    #[pyo3(
+        signature = (url, key, *, timeout=None, cluster=None, read_from_replicas=None),
+        text_signature = "(url, key, *, timeout=None, cluster=False, read_from_replicas=False)"
+    )]
     fn new(
         url: &Bound<'_, PyAny>,
         key: &Bound<'_, PyAny>,
         timeout: Option<&Bound<'_, PyAny>>,
+        cluster: Option<&Bound<'_, PyAny>>,
+        read_from_replicas: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyLeastUsed> {
         guard(|| {
             let inner = core_redis::LeastUsed::new(pool_key(key)?).map_err(from_redis)?;
             Ok(PyLeastUsed {
                 inner,
-                conn: Conn::new(url, timeout)?,
+                conn: Conn::new(url, timeout, cluster, read_from_replicas)?,
             })
         })
     }
@@ -270,11 +366,24 @@ impl PyLeastUsed {
         self.conn.timeout
     }
 
+    /// Whether it talks to a Redis Cluster (`cluster=True`).
+    #[getter]
+    fn cluster(&self) -> bool {
+        self.conn.cluster
+    }
+
+    /// Whether reads (counts, removed, in_flight, outstanding) go to replicas.
+    #[getter]
+    fn read_from_replicas(&self) -> bool {
+        self.conn.read_from_replicas
+    }
+
     fn __repr__(&self) -> String {
         format!(
-            "LeastUsed(key={:?}, timeout={})",
+            "LeastUsed(key={:?}, timeout={}{})",
             String::from_utf8_lossy(self.inner.pool_key()),
-            self.conn.timeout
+            self.conn.timeout,
+            self.conn.describe()
         )
     }
 }
@@ -372,17 +481,22 @@ impl PyLeases {
 #[pymethods]
 impl PyLeases {
     #[new]
-    #[pyo3(signature = (url, key, *, timeout=None))]
+    #[pyo3(
+        signature = (url, key, *, timeout=None, cluster=None, read_from_replicas=None),
+        text_signature = "(url, key, *, timeout=None, cluster=False, read_from_replicas=False)"
+    )]
     fn new(
         url: &Bound<'_, PyAny>,
         key: &Bound<'_, PyAny>,
         timeout: Option<&Bound<'_, PyAny>>,
+        cluster: Option<&Bound<'_, PyAny>>,
+        read_from_replicas: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyLeases> {
         guard(|| {
             let inner = core_redis::Leases::new(pool_key(key)?).map_err(from_redis)?;
             Ok(PyLeases {
                 inner,
-                conn: Conn::new(url, timeout)?,
+                conn: Conn::new(url, timeout, cluster, read_from_replicas)?,
             })
         })
     }
@@ -483,11 +597,24 @@ impl PyLeases {
         self.conn.timeout
     }
 
+    /// Whether it talks to a Redis Cluster (`cluster=True`).
+    #[getter]
+    fn cluster(&self) -> bool {
+        self.conn.cluster
+    }
+
+    /// Whether reads (counts, removed, in_flight, outstanding) go to replicas.
+    #[getter]
+    fn read_from_replicas(&self) -> bool {
+        self.conn.read_from_replicas
+    }
+
     fn __repr__(&self) -> String {
         format!(
-            "Leases(key={:?}, timeout={})",
+            "Leases(key={:?}, timeout={}{})",
             String::from_utf8_lossy(&self.inner.keys()[0]),
-            self.conn.timeout
+            self.conn.timeout,
+            self.conn.describe()
         )
     }
 }

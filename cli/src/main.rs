@@ -1,6 +1,6 @@
 //! `keyroute`: route keys, simulate ring changes, compute Redis Cluster slots and plans.
 //!
-//! Exit status: 0 on success; 1 when a pool is empty (nothing to pick); 2 on an error,
+//! Exit status: 0 on success; 1 when a pool is empty (nothing to pick or lease); 2 on an error,
 //! printed as `keyroute: error: <message> [CODE]` with the library's error code.
 use std::process::ExitCode;
 
@@ -38,6 +38,9 @@ enum Command {
     Pick(cmd::pick::Args),
     /// Manage a least-used pool on Redis: seed, remove, restore, show.
     Pool(cmd::pool::Args),
+    /// Leases on Redis: least-concurrency selection with deadlines (seed, acquire,
+    /// release, reclaim, show).
+    Lease(cmd::lease::Args),
     /// Redis Cluster: show slot ranges per node, rebalance slots live.
     Cluster(cmd::cluster::Args),
     /// Run the caching broker service (ZeroMQ; docs/protocol.md).
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Command::Script(args) => cmd::script::run(args),
         Command::Pick(args) => cmd::pick::run(args),
         Command::Pool(args) => cmd::pool::run(args),
+        Command::Lease(args) => cmd::lease::run(args),
         Command::Cluster(args) => cmd::cluster::run(args),
         Command::Serve(args) => cmd::serve::run(args),
     };

@@ -5,8 +5,10 @@
 //   java -cp /usr/share/java/jna.jar:. -Djna.library.path=$PREFIX/lib Route [REDIS_URL]
 //
 // With a Redis URL (the argument, or KEYROUTE_TEST_REDIS_URL) it also seeds a least-used
-// pool on that server and picks from it (keyroute_least_used_*). Every failure is shown as
-// the status's name (the error code every language reports) and the library's message.
+// pool on that server and picks from it (keyroute_least_used_*); with cluster seeds in
+// KEYROUTE_TEST_CLUSTER_SEEDS ("host:port,host:port"), the same on that Redis Cluster
+// (keyroute_least_used_open_cluster). Every failure is shown as the status's name (the
+// error code every language reports) and the library's message.
 import com.sun.jna.IntegerType;
 import com.sun.jna.Library;
 import com.sun.jna.Memory;
@@ -45,6 +47,9 @@ public final class Route {
         int keyroute_ring_free(Pointer ring);
         int keyroute_least_used_open(String url, byte[] poolKey, SizeT keyLen, int timeoutMs,
                                      PointerByReference out);
+        int keyroute_least_used_open_cluster(String[] seeds, SizeT count, byte[] poolKey,
+                                             SizeT keyLen, int timeoutMs,
+                                             PointerByReference out);
         int keyroute_least_used_seed(Pointer lu, String[] members, Pointer lens, SizeT count,
                                      long initial, int overwrite, Pointer addedOut);
         int keyroute_least_used_pick(Pointer lu, byte[] buf, SizeT cap, Pointer lenOut);
@@ -122,18 +127,25 @@ public final class Route {
         return new String(buf, 0, (int) readSizeT(len), StandardCharsets.UTF_8);
     }
 
-    static Pointer openPool(String url, String key) {
+    /** A pool handle on the server at url, or (url null) on the cluster of seeds. */
+    static Pointer openPool(String url, String[] seeds, String key) {
         byte[] k = key.getBytes(StandardCharsets.UTF_8);
         PointerByReference out = new PointerByReference();
-        check(K.keyroute_least_used_open(url, k, new SizeT(k.length), 2000, out),
-                "keyroute_least_used_open " + url);
+        if (url != null) {
+            check(K.keyroute_least_used_open(url, k, new SizeT(k.length), 2000, out),
+                    "keyroute_least_used_open " + url);
+        } else {
+            check(K.keyroute_least_used_open_cluster(seeds, new SizeT(seeds.length), k,
+                    new SizeT(k.length), 2000, out),
+                    "keyroute_least_used_open_cluster " + String.join(",", seeds));
+        }
         return out.getValue();
     }
 
-    /** Least-used picks from a pool on the Redis server at url. */
-    static void leastUsed(String url) {
+    /** Least-used picks from a pool on the Redis server at url, or on a cluster. */
+    static void leastUsed(String url, String[] seeds) {
         String[] proxies = {"proxy-b.example:3128", "proxy-a.example:3128", "proxy-c.example:3128"};
-        Pointer lu = openPool(url, "{keyroute-example}:java");
+        Pointer lu = openPool(url, seeds, "{keyroute-example}:java");
         try {
             Memory lens = new Memory((long) Native.SIZE_T_SIZE * proxies.length);
             for (int i = 0; i < proxies.length; i++) {
@@ -154,7 +166,7 @@ public final class Route {
         } finally {
             check(K.keyroute_least_used_free(lu), "keyroute_least_used_free");
         }
-        Pointer empty = openPool(url, "{keyroute-example}:java-never-seeded");
+        Pointer empty = openPool(url, seeds, "{keyroute-example}:java-never-seeded");
         try {
             System.out.println("lupool 0");
             String p = pick(empty);
@@ -178,9 +190,14 @@ public final class Route {
         }
         String url = args.length > 0 ? args[0] : System.getenv("KEYROUTE_TEST_REDIS_URL");
         if (url != null && !url.isEmpty()) {
-            leastUsed(url);
+            leastUsed(url, null);
         } else {
             System.out.println("# no Redis URL (argument or KEYROUTE_TEST_REDIS_URL): no pool picks");
+        }
+        String seeds = System.getenv("KEYROUTE_TEST_CLUSTER_SEEDS");
+        if (seeds != null && !seeds.isEmpty()) {
+            System.out.println("# the same pool on a Redis Cluster (seeds " + seeds + ")");
+            leastUsed(null, seeds.split(","));
         }
     }
 }

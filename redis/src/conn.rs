@@ -390,7 +390,7 @@ impl ConnectionLike for Reconnecting {
 /// at the first transport error instead; the caller then drops the connection, so late
 /// replies cannot be taken for the answers of later commands. Server error replies are
 /// values, as in the crate. Transactions (`offset > 0`) keep the crate's reading.
-fn pipeline(
+pub(crate) fn pipeline(
     con: &mut Connection,
     cmd: &[u8],
     offset: usize,

@@ -18,7 +18,9 @@ pub const PICK_BATCH: usize = 512;
 /// `EVALSHA` (loading them on `NOSCRIPT`).
 ///
 /// The handle holds only the keys and the scripts; every call takes the connection: a
-/// standalone [`Connection`], a [`Reconnecting`] one, or a
+/// standalone [`Connection`](::redis::Connection), a [`Reconnecting`](crate::Reconnecting)
+/// one, keyroute's Redis Cluster client [`ClusterClient`](crate::cluster::ClusterClient)
+/// (redirects, failovers, pipelines split per pick), or the `redis` crate's
 /// [`ClusterConnection`](::redis::cluster::ClusterConnection) (both keys share the pool
 /// key's hash slot). It is `Send + Sync` and cheap to clone.
 ///
@@ -147,14 +149,20 @@ impl LeastUsed {
     /// nor doubled: the script is loaded with `SCRIPT LOAD` and only those picks are sent
     /// again.
     ///
-    /// On a [`ClusterConnection`](::redis::cluster::ClusterConnection) (any connection
-    /// whose `supports_pipelining()` is false) the pipeline goes to the node of the pool's
-    /// slot, but the `redis` crate turns an error reply anywhere in it into an error for
-    /// the whole pipeline, hiding which picks ran; so there the pipeline is `EVAL`s of the
-    /// same script text, which cannot meet `NOSCRIPT` (one request, ~150 bytes more per
-    /// pick). Known limit: if the pool key itself migrates (resharding) in the middle of
-    /// a cluster pipeline, the `redis` crate may resend the whole pipeline after `ASK`,
-    /// counting the picks before the move twice.
+    /// On keyroute's [`ClusterClient`](crate::cluster::ClusterClient) the pipeline is
+    /// split per pick by the client: picks answered stay answered, and only the picks
+    /// answered `MOVED`/`ASK`/`TRYAGAIN`/`CLUSTERDOWN` (which did not run) are resent, so
+    /// a pool whose slot migrates in the middle of a pipeline counts every pick exactly
+    /// once.
+    ///
+    /// On the `redis` crate's [`ClusterConnection`](::redis::cluster::ClusterConnection)
+    /// (any connection whose `supports_pipelining()` is false) the pipeline goes to the
+    /// node of the pool's slot, but that crate turns an error reply anywhere in it into
+    /// an error for the whole pipeline, hiding which picks ran; so there the pipeline is
+    /// `EVAL`s of the same script text, which cannot meet `NOSCRIPT`. Known limit of that
+    /// connection type: if the pool key migrates (resharding) in the middle of a
+    /// pipeline, the `redis` crate may resend the whole pipeline after `ASK`, counting
+    /// the picks before the move twice. Use [`ClusterClient`](crate::cluster::ClusterClient).
     ///
     /// # Errors
     /// As [`pick`](Self::pick); on an error the picks of earlier batches were counted

@@ -8,7 +8,8 @@
 //! * [`sharded`]: a client over standalone nodes routed by a core ring, with live
 //!   rebalancing;
 //! * [`connect`], [`Reconnecting`], [`Timeouts`]: bounded connections, passwords
-//!   redacted in every message ([`redact`]).
+//!   redacted in every message ([`redact`]);
+//! * [`Link`]: a standalone server or a Redis Cluster behind one connection type.
 //!
 //! Every failure is an [`Error`] with a stable [`code`](Error::code), the same code the
 //! Python, JavaScript and C bindings show.
@@ -30,10 +31,14 @@ mod conn;
 mod error;
 pub mod leases;
 pub mod least_used;
+mod link;
 mod script;
 pub mod sharded;
 
+/// The `redis` crate this one is built on: its `ConnectionLike` is what every call takes.
+pub use ::redis;
 pub use conn::{command_key, connect, open_addr, parse_seed, redact, Reconnecting, Timeouts};
 pub use error::{Error, Result};
 pub use leases::{Lease, Leases, Now, Release};
 pub use least_used::{LeastUsed, PICK_BATCH};
+pub use link::Link;

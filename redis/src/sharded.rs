@@ -245,7 +245,14 @@ impl ShardedClient {
                 Ok(v)
             }
             Err(e) => {
-                if !is_broken(&e) {
+                if is_broken(&e) {
+                    // The node failed (or restarted): its other pooled connections are
+                    // as dead as this one; a retry opens a fresh one.
+                    self.pool
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .remove(addr);
+                } else {
                     self.checkin(addr, con);
                 }
                 Err(Error::from_redis(
@@ -404,9 +411,25 @@ impl ShardedClient {
     /// pending ring. Without a pending change it does nothing.
     ///
     /// # Errors
-    /// A connection or `MIGRATE` error; the change stays pending and `rebalance` can be
-    /// called again (already moved keys are not moved twice).
+    /// A connection or `MIGRATE` error (a node down or restarting, e.g. `IOERR` from a
+    /// target that died), its context naming the node and the key: the change stays
+    /// pending and `rebalance` can be called again once the node is back (already moved
+    /// keys are not moved twice). Every key is then on exactly one node: `MIGRATE`
+    /// deletes a key from the source only after the target acknowledged it (with
+    /// `appendfsync always` on the nodes this also holds across a node's crash and
+    /// restart, except that a source killed between the target's acknowledgement and its
+    /// own `DEL` can keep a copy, identical to the target's, which the next `rebalance`
+    /// removes).
     pub fn rebalance(&self) -> Result<RebalanceReport, Error> {
+        self.rebalance_inner().map_err(|e| {
+            context(
+                e,
+                "rebalance stopped; the ring change stays pending: call rebalance() again once every node answers",
+            )
+        })
+    }
+
+    fn rebalance_inner(&self) -> Result<RebalanceReport, Error> {
         let (old, new, addrs) = {
             let st = self.read();
             let Some(new) = st.pending.clone() else {
@@ -431,7 +454,18 @@ impl ShardedClient {
                     let owner = new
                         .get(&key)
                         .ok_or(Error::Busy("the new ring has no node"))?;
-                    if owner != node.name() && self.pull(from, &addrs[owner], &key)? {
+                    if owner != node.name()
+                        && self.pull(from, &addrs[owner], &key).map_err(|e| {
+                            context(
+                                e,
+                                &format!(
+                                    "moving {} from {from} to {}",
+                                    String::from_utf8_lossy(&key),
+                                    addrs[owner]
+                                ),
+                            )
+                        })?
+                    {
                         report.moved_by_scan += 1;
                     }
                 }
@@ -455,5 +489,38 @@ impl ShardedClient {
             .retain(|a, _| live.contains(a));
         report.moved = self.moved.swap(0, Ordering::Relaxed);
         Ok(report)
+    }
+}
+
+/// `err` with `what` prepended to its context (variants without one are unchanged).
+fn context(err: Error, what: &str) -> Error {
+    let add = |c: String| format!("{what}: {c}");
+    match err {
+        Error::Connect { context, detail } => Error::Connect {
+            context: add(context),
+            detail,
+        },
+        Error::Timeout { context, after } => Error::Timeout {
+            context: add(context),
+            after,
+        },
+        Error::ConnectionLost { context, detail } => Error::ConnectionLost {
+            context: add(context),
+            detail,
+        },
+        Error::Server {
+            context,
+            code,
+            detail,
+        } => Error::Server {
+            context: add(context),
+            code,
+            detail,
+        },
+        Error::Protocol { context, detail } => Error::Protocol {
+            context: add(context),
+            detail,
+        },
+        other => other,
     }
 }

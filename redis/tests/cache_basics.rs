@@ -93,6 +93,52 @@ fn threads_of_one_process_share_one_load_and_one_round_trip() {
     assert_eq!(cache.stats().coalesced, 19);
 }
 
+#[test]
+fn warm_hits_are_plain_reads_unless_turned_off() {
+    let server = Server::start();
+    let calls = |name: &str| {
+        server
+            .command_calls()
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |(_, n)| n)
+    };
+    for fast_hits in [true, false] {
+        let config = CacheConfig {
+            fast_hits,
+            ..CacheConfig::default()
+        };
+        let cache = SmartCache::new(store(&server), config).expect("cache");
+        let kind = if fast_hits { "fast" } else { "scripted" };
+        let load = || Ok::<_, LoadError>(kind.as_bytes().to_vec());
+        // Cold: sc-get leases, sc-fill stores.
+        let evalsha = calls("evalsha");
+        assert_eq!(
+            cache.get_or_load("c1", kind, soon(), load).expect("load"),
+            kind.as_bytes()
+        );
+        assert_eq!(calls("evalsha") - evalsha, 2, "fast_hits {fast_hits}");
+        // Warm: one HMGET per hit either way (sc-get's hit path runs one inside the
+        // script, and commandstats counts it), and no script call on the fast path.
+        let (evalsha, hmget) = (calls("evalsha"), calls("hmget"));
+        for _ in 0..50 {
+            assert_eq!(
+                cache.get_or_load("c1", kind, soon(), load).expect("hit"),
+                kind.as_bytes()
+            );
+        }
+        let scripted = if fast_hits { 0 } else { 50 };
+        assert_eq!(
+            calls("evalsha") - evalsha,
+            scripted,
+            "fast_hits {fast_hits}"
+        );
+        assert_eq!(calls("hmget") - hmget, 50, "fast_hits {fast_hits}");
+        let stats = cache.stats();
+        assert_eq!((stats.hits, stats.backend_calls), (50, 1), "{stats:?}");
+    }
+}
+
 fn evalsha_calls(server: &Server) -> u64 {
     server
         .command_calls()

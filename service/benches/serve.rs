@@ -199,6 +199,73 @@ fn report(name: &str, rate: f64, lat: &[u32], target: &str) {
     );
 }
 
+/// One row of the benchmark report (bench/README.md's shape; measured here alone: the
+/// reference system of issue 15 does not run here, its figure is in the note).
+fn row(
+    id: &str,
+    what: &str,
+    unit: &str,
+    higher: bool,
+    value: f64,
+    note: &str,
+) -> serde_json::Value {
+    serde_json::json!({
+        "id": id,
+        "group": "Service",
+        "what": what,
+        "measure": "wall",
+        "unit": unit,
+        "better": if higher { "higher" } else { "lower" },
+        "keyroute": value,
+        "peer": null,
+        "peer_version": null,
+        "peer_value": null,
+        "ratio": null,
+        "same_answers": null,
+        "like_for_like": false,
+        "headline": false,
+        "note": note,
+    })
+}
+
+/// Writes build/bench/serve.json (or `$KEYROUTE_BENCH_DIR/serve.json`).
+fn write_rows(rows: Vec<serde_json::Value>) {
+    let dir = std::env::var_os("KEYROUTE_BENCH_DIR").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../build/bench"),
+        std::path::PathBuf::from,
+    );
+    let load: Vec<f64> = std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let n = rows.len();
+    let doc = serde_json::json!({
+        "schema": 1,
+        "suite": "serve",
+        "source": "service/benches/serve.rs",
+        "method": "wall clock; one run per figure against a keyroute serve process on loopback",
+        "unix_time": secs,
+        "load_average": if load.len() == 3 { serde_json::json!(load) } else { serde_json::Value::Null },
+        "rows": rows,
+    });
+    let path = dir.join("serve.json");
+    let written = std::fs::create_dir_all(&dir).and_then(|()| {
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n",
+        )
+    });
+    match written {
+        Ok(()) => println!("bench report: {n} rows written to {}", path.display()),
+        Err(e) => eprintln!("bench report: cannot write {}: {e}", path.display()),
+    }
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -210,6 +277,7 @@ fn main() {
             .trim()
     );
 
+    let mut rows = Vec::new();
     // 1. ping through the broker.
     {
         let s = Serve::start(&[]);
@@ -222,6 +290,22 @@ fn main() {
             &lat,
             "target >= 150k/s, p99 <= 2 ms; reference 7k rps",
         );
+        rows.push(row(
+            "serve/ping-rate",
+            "Rust load generator: ping through the broker, 2 clients x 64 in flight",
+            "msg/s",
+            true,
+            rate,
+            "target >= 150k/s; the reference system did 7k requests/s client to service",
+        ));
+        rows.push(row(
+            "serve/ping-p99",
+            "ping through the broker, 2 clients x 64 in flight, p99",
+            "ms",
+            false,
+            pct(&lat, 0.99),
+            "target <= 2 ms",
+        ));
         let (rate, lat, _) = windowed(&s.bind, 1, 1, 20_000, MsgType::Ping, b"");
         report(
             "ping, 1 client, one at a time",
@@ -278,6 +362,14 @@ fn main() {
             &lat,
             "target >= 20k/s; reference 12k store round trips/s",
         );
+        rows.push(row(
+            "serve/cache-hit-rate",
+            "cache.get hits through the service, Redis store on loopback, 512 B value",
+            "msg/s",
+            true,
+            rate,
+            "target >= 20k/s; the reference did 12k store round trips/s",
+        ));
         drop(s);
         let _ = redis.kill();
         let _ = redis.wait();
@@ -331,6 +423,14 @@ fn main() {
             full as f64 / 1024.0,
             idle as f64 / 1024.0
         );
+        rows.push(row(
+            "serve/rss-full",
+            "RSS of keyroute serve with 100 stalled workers and a full 3,000-message queue",
+            "MB",
+            false,
+            full as f64 / 1024.0,
+            "target <= 40 MB; the reference used ~250 MB",
+        ));
         // 4. refusals while stalled: one at a time, then windowed.
         let body: &'static [u8] = br#"{"client":"refused","kind":"cards"}"#;
         let (rate1, lat, errors) = windowed(&s.bind, 1, 1, 5_000, MsgType::ProductGet, body);
@@ -341,6 +441,14 @@ fn main() {
             &lat,
             "target p99 <= 1 ms",
         );
+        rows.push(row(
+            "serve/refusal-p99",
+            "QUEUE_FULL refusal while the loaders are stalled, one at a time, p99",
+            "ms",
+            false,
+            pct(&lat, 0.99),
+            "target <= 1 ms",
+        ));
         let (rate, lat, _) = windowed(&s.bind, 2, 64, 50_000, MsgType::ProductGet, body);
         report(
             "QUEUE_FULL refusals, 2 clients x 64",
@@ -366,4 +474,5 @@ fn main() {
             let _ = t.join();
         }
     }
+    write_rows(rows);
 }

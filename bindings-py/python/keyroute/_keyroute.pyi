@@ -423,13 +423,26 @@ class Pool:
 class LeastUsed:
     """A least-used pool on a Redis server (sorted set at ``key``), same answers as Pool.
 
-    ``url`` is ``redis://[:password@]host:port/db`` (or ``host:port``); ``timeout``
-    (seconds, default 2) bounds the connect and every read and write. Connects on the
-    first call (or :meth:`connect`), reconnects after a connection error. Thread-safe;
-    calls release the GIL.
+    ``url`` is ``redis://[:password@]host:port/db`` (or ``host:port``); with
+    ``cluster=True``, one seed URL of a Redis Cluster or a list of them (the pool key
+    should carry a hash tag, e.g. ``{proxies}:pool``): picks then follow MOVED/ASK,
+    survive failovers (a call during one raises; the next works once a replica took
+    over) and ``pick_many`` counts every pick once even while the pool's slot migrates.
+    ``read_from_replicas=True`` (cluster only) sends counts/removed to a replica.
+    ``timeout`` (seconds, default 2) bounds the connect and every read and write.
+    Connects on the first call (or :meth:`connect`), reconnects after a connection error.
+    Thread-safe; calls release the GIL.
     """
 
-    def __new__(cls, url: str, key: _Key, *, timeout: float | None = None) -> Self: ...
+    def __new__(
+        cls,
+        url: str | Sequence[str],
+        key: _Key,
+        *,
+        timeout: float | None = None,
+        cluster: bool = False,
+        read_from_replicas: bool = False,
+    ) -> Self: ...
     def connect(self) -> None: ...
     def seed(
         self, members: Iterable[_Key], initial: int | None = None, overwrite: bool | None = None
@@ -450,6 +463,10 @@ class LeastUsed:
     def side_key(self) -> bytes: ...
     @property
     def timeout(self) -> float: ...
+    @property
+    def cluster(self) -> bool: ...
+    @property
+    def read_from_replicas(self) -> bool: ...
 
 @final
 class Lease:
@@ -472,10 +489,20 @@ class Lease:
 class Leases:
     """Least-concurrency selection on a Redis server (leases with deadlines).
 
-    Same connection options and thread-safety as :class:`LeastUsed`.
+    Same connection options (``cluster=True`` included) and thread-safety as
+    :class:`LeastUsed`; with ``read_from_replicas=True`` in_flight/outstanding read from
+    a replica.
     """
 
-    def __new__(cls, url: str, key: _Key, *, timeout: float | None = None) -> Self: ...
+    def __new__(
+        cls,
+        url: str | Sequence[str],
+        key: _Key,
+        *,
+        timeout: float | None = None,
+        cluster: bool = False,
+        read_from_replicas: bool = False,
+    ) -> Self: ...
     def connect(self) -> None: ...
     def seed(self, members: Iterable[_Key]) -> int: ...
     def remove(self, member: _Key) -> bool: ...
@@ -491,6 +518,10 @@ class Leases:
     def keys(self) -> list[bytes]: ...
     @property
     def timeout(self) -> float: ...
+    @property
+    def cluster(self) -> bool: ...
+    @property
+    def read_from_replicas(self) -> bool: ...
 
 # --- smart cache on Redis -------------------------------------------------------------
 

@@ -10,6 +10,7 @@ use keyroute::error::ErrorCode;
 
 pub mod cluster;
 pub mod keys;
+pub mod lease;
 pub mod pick;
 pub mod plan;
 pub mod pool;

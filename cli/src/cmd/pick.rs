@@ -4,6 +4,7 @@
 //! ```text
 //! keyroute pick --redis redis://127.0.0.1:6379/ --pool '{proxies}:pool'
 //! keyroute pick --redis 127.0.0.1:6379 --pool '{proxies}:pool' --count 5
+//! keyroute pick --cluster --redis 127.0.0.1:7000 --redis 127.0.0.1:7001 --pool '{proxies}:pool'
 //! ```
 //! Picks are printed as they are made (pipelined in rounds of
 //! [`PICK_BATCH`](keyroute_redis::PICK_BATCH)), so a failure mid-run keeps what was
@@ -11,7 +12,7 @@
 //! with status 1: make no request.
 use std::io::Write;
 
-use keyroute_redis::{redact, PICK_BATCH};
+use keyroute_redis::PICK_BATCH;
 
 use super::pool::RedisArgs;
 use super::CliError;
@@ -23,8 +24,12 @@ use super::CliError;
     says how many picks were made.\n\n\
     Exit status 1 with a message on stderr when the pool is empty or missing (nothing \
     was picked: make no request); 2 on an error.\n\n\
-    Example:\n  \
-    keyroute pick --redis redis://127.0.0.1:6379/ --pool '{proxies}:pool' --count 3"
+    With --cluster, --redis names seeds of a Redis Cluster (repeat it for more): picks \
+    follow MOVED/ASK and survive a failover (a pick whose reply was lost may or may not \
+    have been counted; it is never resent).\n\n\
+    Examples:\n  \
+    keyroute pick --redis redis://127.0.0.1:6379/ --pool '{proxies}:pool' --count 3\n  \
+    keyroute pick --cluster --redis 127.0.0.1:7000 --pool '{proxies}:pool' --count 3"
 )]
 pub struct Args {
     #[command(flatten)]
@@ -36,7 +41,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let (pool, mut con) = args.at.open()?;
-    let url = redact(&args.at.redis);
+    let (url, place) = (args.at.shown(), args.at.place());
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut done: u64 = 0;
@@ -71,12 +76,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
             );
             return Err(CliError::empty(if done == 0 {
                 format!(
-                    "pool {} on {url} is empty or missing: nothing picked ({seed})",
+                    "pool {} on {place} is empty or missing: nothing picked ({seed})",
                     args.at.pool
                 )
             } else {
                 format!(
-                    "pool {} on {url} became empty after {done} of {} picks ({seed})",
+                    "pool {} on {place} became empty after {done} of {} picks ({seed})",
                     args.at.pool, args.count
                 )
             }));

@@ -6,13 +6,15 @@
 //! keyroute pool remove  --redis URL --pool KEY p2
 //! keyroute pool restore --redis URL --pool KEY p2 --mode at_minimum
 //! keyroute pool show    --redis URL --pool KEY
+//! keyroute pool show    --redis 127.0.0.1:7000 --redis 127.0.0.1:7001 --cluster --pool KEY
 //! keyroute pool simulate --picks 7 p1 p2 p3
 //! ```
 use std::io::Write;
 use std::time::Duration;
 
+use keyroute::error::ErrorCode;
 use keyroute::select::{checked_picks, Pool, Restore};
-use keyroute_redis::{redact, LeastUsed, Reconnecting, Timeouts};
+use keyroute_redis::{redact, LeastUsed, Link, Timeouts};
 
 use super::CliError;
 
@@ -20,28 +22,83 @@ use super::CliError;
 #[derive(Debug, clap::Args)]
 pub struct RedisArgs {
     /// Redis server: redis://[:password@]host:port[/db], or host:port (a cluster node
-    /// works for a hash-tagged pool on that node). Passwords are never printed.
-    #[arg(long, value_name = "URL")]
-    pub redis: String,
+    /// works for a hash-tagged pool on that node). With --cluster, a node of the cluster
+    /// (repeat --redis to give more seeds). Passwords are never printed.
+    #[arg(long, value_name = "URL", required = true)]
+    pub redis: Vec<String>,
     /// The pool key, a sorted set; hash-tag it for Redis Cluster: '{proxies}:pool'.
     #[arg(long, value_name = "KEY")]
     pub pool: String,
     /// Connect, read and write timeout in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 2000)]
     pub timeout_ms: u64,
+    /// --redis names seeds of a Redis Cluster: follow MOVED/ASK, retry TRYAGAIN and
+    /// CLUSTERDOWN, find the new master after a failover.
+    #[arg(long)]
+    pub cluster: bool,
 }
 
 impl RedisArgs {
-    /// The pool handle and a connection, with errors a user can act on.
-    pub fn open(&self) -> Result<(LeastUsed, Reconnecting), CliError> {
+    /// Where the pool is, passwords redacted, as the user would give it again
+    /// (`--redis A [--redis B] [--cluster]`).
+    pub fn shown(&self) -> String {
+        let mut out = self
+            .redis
+            .iter()
+            .map(|u| redact(u))
+            .collect::<Vec<_>>()
+            .join(" --redis ");
+        if self.cluster {
+            out.push_str(" --cluster");
+        }
+        out
+    }
+
+    /// Where the pool is, for a message: the server, or `the Redis Cluster at A, B`.
+    pub fn place(&self) -> String {
+        let urls: Vec<String> = self.redis.iter().map(|u| redact(u)).collect();
+        if self.cluster {
+            format!("the Redis Cluster at {}", urls.join(", "))
+        } else {
+            urls.join(", ")
+        }
+    }
+
+    /// The pool handle and a connection (or a cluster client with its topology read),
+    /// with errors a user can act on.
+    pub fn open(&self) -> Result<(LeastUsed, Link), CliError> {
         let pool = LeastUsed::new(&self.pool).map_err(|e| CliError::from(e).context("--pool"))?;
+        Ok((pool, self.connect()?))
+    }
+
+    /// A connection to the server, or a cluster client with its topology read.
+    pub fn connect(&self) -> Result<Link, CliError> {
         let timeouts = Timeouts::uniform(Duration::from_millis(self.timeout_ms.max(1)));
-        let mut con = Reconnecting::new(&self.redis, timeouts)
-            .map_err(|e| CliError::from(e).context("--redis"))?;
+        let mut con = if self.cluster {
+            let seeds: Vec<&str> = self.redis.iter().map(String::as_str).collect();
+            Link::cluster(&seeds, timeouts, false)
+        } else if let [url] = self.redis.as_slice() {
+            Link::single(url, timeouts)
+        } else {
+            return Err(CliError::new(
+                ErrorCode::BadOption,
+                format!(
+                    "--redis given {} times: more than one server needs --cluster (they are \
+                     then seeds of one Redis Cluster)",
+                    self.redis.len()
+                ),
+            ));
+        }
+        .map_err(|e| CliError::from(e).context("--redis"))?;
         con.ensure_connected().map_err(|e| {
-            CliError::from(e).context(format!("cannot reach Redis at {}", redact(&self.redis)))
+            let what = if self.cluster {
+                "cannot read the topology of"
+            } else {
+                "cannot reach Redis at"
+            };
+            CliError::from(e).context(format!("{what} {}", self.place()))
         })?;
-        Ok((pool, con))
+        Ok(con)
     }
 }
 
@@ -49,6 +106,7 @@ impl RedisArgs {
 #[command(after_help = "Examples:\n  \
     keyroute pool seed --redis redis://127.0.0.1:6379/ --pool '{proxies}:pool' p1 p2 p3\n  \
     keyroute pool show --redis redis://127.0.0.1:6379/ --pool '{proxies}:pool'\n  \
+    keyroute pool show --cluster --redis 127.0.0.1:7000 --pool '{proxies}:pool'\n  \
     keyroute pool simulate --picks 7 p1 p2 p3\n\n\
     pool simulate makes at most 16777216 picks (TOO_LARGE above), printed as they are made.")]
 pub struct Args {

@@ -36,7 +36,9 @@
 //! | [`SESS_LIST`] | `(sid, expires_at)` pairs ([`decode_sessions`]) |
 //! | [`DEVICE_BIND`] | 1 |
 //!
-//! [`Call`] builds each call's keys and arguments.
+//! [`Call`] builds each call's keys and arguments. A warm hit needs no script: a plain
+//! `HMGET` of [`PEEK_FIELDS`], decided by [`Peek::decode`], serves it at the rate of a
+//! plain read (see [`Peek`] for the clock it uses).
 //!
 //! # The fence, and what it guarantees
 //!
@@ -74,6 +76,8 @@ mod entry_model;
 mod error;
 #[cfg(feature = "alloc")]
 mod keys;
+#[cfg(feature = "alloc")]
+mod peek;
 mod poll;
 #[cfg(feature = "alloc")]
 mod reply;
@@ -99,6 +103,8 @@ pub use entry_model::{Entry, EntryModel, LeaseState};
 pub use error::{InputError, ReplyError};
 #[cfg(feature = "alloc")]
 pub use keys::{device_key, session_keys, ClientKeys, KEY_PREFIX};
+#[cfg(feature = "alloc")]
+pub use peek::{Peek, PEEK_FIELDS};
 pub use poll::PollSchedule;
 #[cfg(feature = "alloc")]
 pub use reply::{

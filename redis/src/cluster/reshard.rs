@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use keyroute::slot::{Move, NodeIndex, Plan, SlotMap};
+use keyroute::slot::{Health, Move, NodeIndex, Plan, SlotMap};
 use redis::{Connection, Value};
 
 use crate::conn::{open_addr, Timeouts};
@@ -135,6 +135,10 @@ pub fn execute_plan(
         conns: HashMap::new(),
     };
     for (i, node) in map.masters() {
+        if node.health() == Health::Failed && map.slot_count(i) == 0 {
+            // A master that failed and was replaced (listed until it is forgotten).
+            continue;
+        }
         if node.id().is_empty() {
             return Err(Error::protocol(
                 "resharding",
@@ -281,8 +285,11 @@ fn migrate_slot(
         cmd.arg("KEYS").arg(&keys);
         match masters.run(from, &cmd, "MIGRATE") {
             Ok(_) => moved += keys.len() as u64,
-            Err(Error::Server { code, .. })
-                if is_transient(&code) && retries < options.migrate_retries =>
+            // The target's reply comes wrapped: "ERR Target instance replied with
+            // error: CLUSTERDOWN ...".
+            Err(Error::Server { code, detail, .. })
+                if is_transient(&format!("{code} {detail}"))
+                    && retries < options.migrate_retries =>
             {
                 // The batch stays on the source (MIGRATE deletes a key only once the
                 // target has it): wait and fetch the remaining keys again.
@@ -308,10 +315,17 @@ fn migrate_slot(
         .collect();
     others.sort_unstable();
     order.extend(others);
-    for n in order {
+    for (i, n) in order.into_iter().enumerate() {
         let mut cmd = redis::cmd("CLUSTER");
         node(&mut cmd);
-        masters.run(n, &cmd, "CLUSTER SETSLOT NODE")?;
+        match masters.run(n, &cmd, "CLUSTER SETSLOT NODE") {
+            Ok(_) => {}
+            // The other masters learn the new owner by gossip anyway (the target bumped
+            // its epoch); telling them is a shortcut, so one that died or is failing
+            // over does not stop the plan.
+            Err(e) if i >= 2 && e.is_connection_error() => {}
+            Err(e) => return Err(e),
+        }
     }
     Ok(moved)
 }
