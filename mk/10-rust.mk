@@ -28,12 +28,13 @@ test-rust: setup-apt-core lint test-rust-nostd
 	$(CARGO) test -p keyroute-cli
 
 test-rust-nostd:
-	$(CARGO) test -p keyroute --no-default-features --features alloc
+	$(CARGO) test -p keyroute --no-default-features --features alloc,fleet
 	# The size-minded CRC16 (tables filled on first use) and ring sort (radix) the
 	# JavaScript package uses.
 	$(CARGO) test -p keyroute --no-default-features --features alloc,small-crc16,small-sort --lib --test 'slot_*' --test 'ring_*'
 	rustup target list --installed | grep -q wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 	$(CARGO) build -p keyroute --no-default-features --features alloc --target wasm32-unknown-unknown
+	$(CARGO) build -p keyroute --no-default-features --features fleet --target wasm32-unknown-unknown
 	$(CARGO) build -p keyroute --no-default-features --features serde --target wasm32-unknown-unknown
 
 lint:
@@ -50,7 +51,7 @@ demo-cli: build-cli
 
 BENCH_TARGETS += bench-rust
 bench-rust:
-	$(CARGO) bench -p keyroute-bench --bench ring --bench slot
+	$(CARGO) bench -p keyroute-bench --bench ring --bench slot --bench engines
 
 VECTOR_TARGETS += vectors-ring vectors-slot vectors-pool
 vectors-ring:

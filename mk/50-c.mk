@@ -10,7 +10,7 @@
 #                                 then each C call against the Rust call it wraps
 #                                 (build/bench/c.json and c-ffi.json for make bench-report)
 .PHONY: setup-apt-c build-c check-header-c update-header-c lint-c stage-c install-c install \
-        test-c test-c-rust test-c-unit test-c-contract test-c-redis test-c-cache test-c-install \
+        test-c test-c-rust test-c-unit test-c-fleet test-c-contract test-c-redis test-c-cache test-c-install \
         test-c-examples check-parity-c build-bench-c example-c example-cache-c example-java bench-c
 
 APT_C := valgrind libjna-java libmemcached-dev pkg-config gcc g++ binutils python3 \
@@ -24,6 +24,7 @@ C_BUILD := $(BUILD)/c
 C_STAGE := $(C_BUILD)/prefix
 C_VECTORS := $(C_BUILD)/vectors.txt
 C_CONTRACT := $(C_BUILD)/contract.txt
+C_FLEET := $(C_BUILD)/fleet.txt
 # The header cbindgen generated in the last build (build.rs writes it into OUT_DIR only).
 C_HEADER_NEW := $(C_BUILD)/keyroute.h
 C_VERSION = $(shell sed -n 's/^\#define KEYROUTE_VERSION_STRING "\(.*\)"/\1/p' $(C_HEADER))
@@ -106,8 +107,12 @@ $(C_CONTRACT): tests/contract/bad_inputs.json docs/errors.md $(C_SRC)/tests/cont
 	python3 $(C_SRC)/tests/contract_to_lines.py tests/contract/bad_inputs.json docs/errors.md \
 	    > $@.tmp && mv $@.tmp $@
 
+$(C_FLEET): tests/vectors/fleet_routes.json $(wildcard tests/vectors/fleet/*.json) $(C_SRC)/tests/fleet_to_lines.py
+	@mkdir -p $(C_BUILD)
+	python3 $(C_SRC)/tests/fleet_to_lines.py tests/vectors > $@.tmp && mv $@.tmp $@
+
 TEST_TARGETS += test-c
-test-c: setup-apt-c check-header-c test-c-rust test-c-unit test-c-contract test-c-redis \
+test-c: setup-apt-c check-header-c test-c-rust test-c-unit test-c-fleet test-c-contract test-c-redis \
         test-c-cache test-c-install test-c-examples check-parity-c build-bench-c lint-c
 	@echo "test-c: C library, header, statuses, contract, C/C++ tests (shared, static, valgrind, ASan/UBSan; Redis calls and the smart cache on real redis-servers and a 3-master cluster), install with rpath, C and Java examples, parity passed"
 
@@ -156,6 +161,17 @@ test-c-unit: stage-c $(C_VECTORS)
 	$(C_ASAN) $(C_BUILD)/test_asan $(C_VECTORS)
 	$(C_VALGRIND) $(C_BUILD)/test_shared $(C_VECTORS)
 	$(C_VALGRIND) $(C_BUILD)/test_static $(C_VECTORS)
+
+# keyroute_router: every fleet vector case (tests/vectors/fleet_routes.json) and the
+# entrance checks; shared, static, C++ and ASan/UBSan, and the API part under valgrind
+# (the vectors under valgrind would add about a minute).
+test-c-fleet: stage-c $(C_FLEET)
+	$(call c_variants,fleet,$(C_SRC)/tests/test_fleet.c)
+	$(C_BUILD)/fleet_shared $(C_FLEET)
+	$(C_BUILD)/fleet_static $(C_FLEET)
+	$(C_BUILD)/fleet_cxx $(C_FLEET)
+	$(C_ASAN) $(C_BUILD)/fleet_asan $(C_FLEET)
+	$(C_VALGRIND) $(C_BUILD)/fleet_shared
 
 # tests/contract/bad_inputs.json: every case C can express, as the other languages run it.
 test-c-contract: stage-c $(C_CONTRACT)

@@ -363,6 +363,14 @@ typedef enum keyroute_status {
      * A service version is too long.
      */
     KEYROUTE_BAD_VERSION = 90,
+    /**
+     * A configuration cannot be read (file, line and reason in the message).
+     */
+    KEYROUTE_BAD_CONFIG = 100,
+    /**
+     * A configuration cannot be reproduced exactly (file, line and reason in the message).
+     */
+    KEYROUTE_UNSUPPORTED_CONFIG = 101,
 } keyroute_status;
 
 /**
@@ -418,6 +426,13 @@ typedef enum keyroute_restore {
      */
     KEYROUTE_RESTORE_AT_MINIMUM = 1,
 } keyroute_restore;
+
+/**
+ * Consistent hashing with bounded loads over a router (opaque): no node above
+ * ⌈c·m/n⌉ of the m assigned keys. Calls that change it (`_assign`, `_release`) and
+ * `_free` need exclusive access; reads may run at once from several threads.
+ */
+typedef struct keyroute_bounded keyroute_bounded;
 
 /**
  * A smart cache on Redis (opaque): `keyroute_cache_get_or_load()` serves a value from
@@ -516,6 +531,14 @@ typedef struct keyroute_pool keyroute_pool;
 typedef struct keyroute_ring keyroute_ring;
 
 /**
+ * Any engine or fleet profile (jump, guava-jump, rendezvous, maglev, nginx, haproxy,
+ * twemproxy, jedis, envoy-ring, go-redis, ..., and the ketama family), or the pool of a
+ * proxy configuration (opaque). Immutable once made: any number of threads may read it
+ * at once; `keyroute_router_free()` needs exclusive access.
+ */
+typedef struct keyroute_router keyroute_router;
+
+/**
  * Client sessions on Redis (opaque): any process reads any session from its id alone,
  * with a sliding TTL, an optional maximum age and a service-version check.
  *
@@ -602,6 +625,46 @@ typedef struct keyroute_ring_options {
      */
     int64_t default_port;
 } keyroute_ring_options;
+
+/**
+ * What `keyroute_router_from_config()` needs beyond the text; `{0}` (or NULL) means none
+ * of it.
+ */
+typedef struct keyroute_config_options {
+    /**
+     * The file's name for messages (NULL: none).
+     */
+    const char *file;
+    /**
+     * Non-zero: accept nginx `down` servers (`hash ... consistent` keeps their points).
+     */
+    int32_t allow_down;
+    /**
+     * `resolved_count` hostnames and how many addresses each resolves to (nginx plain
+     * `hash` walks one peer per address). At most 64.
+     */
+    const char *const *resolved_hosts;
+    /**
+     * The address counts of `resolved_hosts` (1..=UINT32_MAX).
+     */
+    const uint32_t *resolved_counts;
+    /**
+     * The number of resolved hosts.
+     */
+    size_t resolved_count;
+    /**
+     * `include_count` nginx `include` names and their texts. At most 64.
+     */
+    const char *const *include_names;
+    /**
+     * The texts of `include_names`.
+     */
+    const char *const *include_texts;
+    /**
+     * The number of included files.
+     */
+    size_t include_count;
+} keyroute_config_options;
 
 /**
  * How a `keyroute_cache` caches. Fill it with `keyroute_cache_options_default()`, then
@@ -1242,6 +1305,205 @@ enum keyroute_status keyroute_diff_arc(const struct keyroute_diff *diff,
                                        uint64_t *end_out,
                                        const char **from_out,
                                        const char **to_out);
+
+/**
+ * Builds the engine or profile `engine` over `count` nodes `names[i]` (NUL-terminated
+ * UTF-8) with `weights[i]` (NULL = all 1; else each 1..=UINT32_MAX, checked as
+ * `keyroute_ring_add()` does), and `option_count` options `option_names[i]` =
+ * `option_values[i]` (text, e.g. `"table_size"` = `"65537"`, `"version"` = `"2"`;
+ * at most 64), and writes it to `*out`. Free it with `keyroute_router_free()`.
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_BAD_UTF8`, `KEYROUTE_UNKNOWN_PROFILE` (an
+ * engine keyroute does not know), `KEYROUTE_BAD_OPTION`, `KEYROUTE_TOO_LARGE`, the node
+ * errors (`KEYROUTE_EMPTY_NODE_NAME`, `KEYROUTE_ZERO_WEIGHT`,
+ * `KEYROUTE_NEGATIVE_WEIGHT`, `KEYROUTE_WEIGHT_TOO_LARGE`, `KEYROUTE_DUPLICATE_NODE`,
+ * `KEYROUTE_TOO_MANY_POINTS`).
+ */
+enum keyroute_status keyroute_router_new(const char *engine,
+                                         const char *const *names,
+                                         const int64_t *weights,
+                                         size_t count,
+                                         const char *const *option_names,
+                                         const char *const *option_values,
+                                         size_t option_count,
+                                         struct keyroute_router **out);
+
+/**
+ * Reads pool `pool` (an nginx upstream, HAProxy backend or twemproxy pool; NULL: the
+ * only one) from the configuration `text` (`len` bytes of UTF-8; the format is
+ * detected) with `options` (NULL = none), and writes a router answering as the proxy
+ * does to `*out`. Node names are the twemproxy alias (else `host:port`), the nginx server
+ * as written, the HAProxy server name; `keyroute_router_node_address()` gives each
+ * address.
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_BAD_UTF8`, `KEYROUTE_TOO_LARGE`,
+ * `KEYROUTE_BAD_CONFIG` (not valid text of its format, no such pool),
+ * `KEYROUTE_UNSUPPORTED_CONFIG` (a configuration keyroute cannot reproduce exactly: the
+ * message gives the file, the line and the reason), the node errors.
+ */
+enum keyroute_status keyroute_router_from_config(const uint8_t *text_ptr,
+                                                 size_t len,
+                                                 const char *pool,
+                                                 const struct keyroute_config_options *options,
+                                                 struct keyroute_router **out);
+
+/**
+ * Frees a router. NULL is ignored (`KEYROUTE_OK`); `KEYROUTE_INVALID_HANDLE` (nothing
+ * freed) for a handle of another kind or one already freed, where detectable. Every name
+ * pointer obtained from the router becomes invalid.
+ */
+enum keyroute_status keyroute_router_free(struct keyroute_router *router);
+
+/**
+ * The node owning `key`: a pointer to its NUL-terminated name in `*node_out` (valid until
+ * the router is freed) and, if `node_len_out` is not NULL, its length. Returns
+ * `KEYROUTE_EMPTY` without nodes. Errors: `KEYROUTE_NULL_ARGUMENT`,
+ * `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_TOO_LARGE`.
+ */
+enum keyroute_status keyroute_router_get(const struct keyroute_router *router,
+                                         const uint8_t *key,
+                                         size_t len,
+                                         const char **node_out,
+                                         size_t *node_len_out);
+
+/**
+ * The index (see `keyroute_router_node()`) of the node owning `key`. Returns
+ * `KEYROUTE_EMPTY` without nodes.
+ */
+enum keyroute_status keyroute_router_get_index(const struct keyroute_router *router,
+                                               const uint8_t *key,
+                                               size_t len,
+                                               size_t *index_out);
+
+/**
+ * Batch lookup: `indexes_out[i]` = the index of the node owning `(keys[i], lens[i])`, or
+ * `SIZE_MAX` without nodes. As `keyroute_ring_get_many()` (at most
+ * `KEYROUTE_MAX_BATCH`).
+ */
+enum keyroute_status keyroute_router_get_many(const struct keyroute_router *router,
+                                              const uint8_t *const *keys,
+                                              const size_t *lens,
+                                              size_t count,
+                                              size_t *indexes_out);
+
+/**
+ * Up to `n` distinct candidates for `key`, the owner first (the ring walk, the
+ * rendezvous ranking, or the owner then the next nodes in list order): their indexes in
+ * `indexes_out[0..*count_out]` (capacity `n`). Returns `KEYROUTE_EMPTY` without nodes
+ * (`*count_out` = 0).
+ */
+enum keyroute_status keyroute_router_get_n(const struct keyroute_router *router,
+                                           const uint8_t *key,
+                                           size_t len,
+                                           size_t n,
+                                           size_t *indexes_out,
+                                           size_t *count_out);
+
+/**
+ * The number of nodes (0 for NULL or an invalid handle).
+ */
+size_t keyroute_router_len(const struct keyroute_router *router);
+
+/**
+ * Node `index`: its NUL-terminated name (valid until the router is freed) and, if the
+ * pointers are not NULL, its length and weight. `KEYROUTE_OUT_OF_RANGE` for an index >=
+ * len.
+ */
+enum keyroute_status keyroute_router_node(const struct keyroute_router *router,
+                                          size_t index,
+                                          const char **name_out,
+                                          size_t *name_len_out,
+                                          uint32_t *weight_out);
+
+/**
+ * The engine or profile name (valid until the router is freed), NULL for NULL or an
+ * invalid handle.
+ */
+const char *keyroute_router_engine(const struct keyroute_router *router);
+
+/**
+ * For a router read from a configuration: its format (`"twemproxy"`, `"nginx"`,
+ * `"haproxy"`), else NULL.
+ */
+const char *keyroute_router_format(const struct keyroute_router *router);
+
+/**
+ * For a router read from a configuration: what the proxy hashes (the nginx `hash`
+ * expression, the HAProxy balance mode, twemproxy's key), else NULL.
+ */
+const char *keyroute_router_config_key(const struct keyroute_router *router);
+
+/**
+ * For a router read from a configuration: node `index`'s address as written, else (or
+ * for an index >= len) NULL.
+ */
+const char *keyroute_router_node_address(const struct keyroute_router *router, size_t index);
+
+/**
+ * Makes the bounded-loads overlay over a copy of `router` with balance factor `c` (at
+ * least 1; e.g. 1.25: no node above 125% of the mean, rounded up), written to `*out`.
+ * The router may be freed afterwards. Errors: `KEYROUTE_NULL_ARGUMENT`,
+ * `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BAD_OPTION` (`c` below 1, NaN or infinite).
+ */
+enum keyroute_status keyroute_bounded_new(const struct keyroute_router *router,
+                                          double c,
+                                          struct keyroute_bounded **out);
+
+/**
+ * Frees an overlay (NULL is ignored; as `keyroute_router_free()`).
+ */
+enum keyroute_status keyroute_bounded_free(struct keyroute_bounded *bounded);
+
+/**
+ * Assigns `key` (or gives where it already is): the index of the first of its
+ * candidates under the cap, in `*index_out` (`keyroute_bounded_node()` names it).
+ * `KEYROUTE_EMPTY` without nodes.
+ */
+enum keyroute_status keyroute_bounded_assign(struct keyroute_bounded *bounded,
+                                             const uint8_t *key,
+                                             size_t len,
+                                             size_t *index_out);
+
+/**
+ * Frees `key`; `*moved_out` (if not NULL) gets the number of keys moved to keep every
+ * node under the new cap (read them with `keyroute_bounded_moved()`). `KEYROUTE_EMPTY`
+ * when the key was not assigned.
+ */
+enum keyroute_status keyroute_bounded_release(struct keyroute_bounded *bounded,
+                                              const uint8_t *key,
+                                              size_t len,
+                                              size_t *moved_out);
+
+/**
+ * Move `i` of the last release: the key (`*key_out`, `*key_len_out`; valid until the
+ * next `_assign`, `_release` or `_free`) and the indexes of the nodes it left and went
+ * to. `KEYROUTE_OUT_OF_RANGE` for `i` beyond the moves.
+ */
+enum keyroute_status keyroute_bounded_moved(const struct keyroute_bounded *bounded,
+                                            size_t i,
+                                            const uint8_t **key_out,
+                                            size_t *key_len_out,
+                                            size_t *from_out,
+                                            size_t *to_out);
+
+/**
+ * Node `index`: its name (valid until the overlay is freed) and load.
+ * `KEYROUTE_OUT_OF_RANGE` for an index >= the node count.
+ */
+enum keyroute_status keyroute_bounded_node(const struct keyroute_bounded *bounded,
+                                           size_t index,
+                                           const char **name_out,
+                                           uint64_t *load_out);
+
+/**
+ * The cap now (⌈c·m/n⌉), 0 for NULL or an invalid handle.
+ */
+uint64_t keyroute_bounded_cap(const struct keyroute_bounded *bounded);
+
+/**
+ * The number of assigned keys, 0 for NULL or an invalid handle.
+ */
+uint64_t keyroute_bounded_assigned(const struct keyroute_bounded *bounded);
 
 /**
  * Plans the fewest slot moves that bring every weighted master of `map` to within one

@@ -96,6 +96,7 @@ macro_rules! from_errors {
 
 from_errors!(
     keyroute_core::ring::RingError,
+    keyroute_core::engine::EngineError,
     keyroute_core::slot::MapError,
     keyroute_core::slot::PlanError,
     keyroute_core::slot::RedirectError,

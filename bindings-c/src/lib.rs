@@ -30,6 +30,8 @@ pub mod status;
 pub mod slot;
 // Rings, node lists, diffs.
 pub mod ring;
+// Engines, fleet profiles and proxy configurations.
+pub mod engine;
 // Resharding plans.
 pub mod plan;
 // The in-memory least-used pool, pool keys.
@@ -44,6 +46,7 @@ pub mod script;
 pub mod ffi;
 
 pub use cache::*;
+pub use engine::*;
 pub use ffi::KEYROUTE_MAX_BATCH;
 pub use plan::*;
 pub use redis::*;

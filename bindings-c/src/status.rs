@@ -156,6 +156,10 @@ pub enum keyroute_status {
     KEYROUTE_BAD_SESSION_ID = 89,
     /// A service version is too long.
     KEYROUTE_BAD_VERSION = 90,
+    /// A configuration cannot be read (file, line and reason in the message).
+    KEYROUTE_BAD_CONFIG = 100,
+    /// A configuration cannot be reproduced exactly (file, line and reason in the message).
+    KEYROUTE_UNSUPPORTED_CONFIG = 101,
 }
 
 use keyroute_status::*;
@@ -227,6 +231,8 @@ pub(crate) const ALL: &[keyroute_status] = &[
     KEYROUTE_BAD_DEVICE_ID,
     KEYROUTE_BAD_SESSION_ID,
     KEYROUTE_BAD_VERSION,
+    KEYROUTE_BAD_CONFIG,
+    KEYROUTE_UNSUPPORTED_CONFIG,
 ];
 
 /// The status of an error code (`KEYROUTE_INTERNAL` for a code this library does not

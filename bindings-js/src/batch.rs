@@ -21,7 +21,7 @@ impl RawBatch {
     }
 
     /// A batch of `items`.
-    #[cfg(feature = "routing")]
+    #[cfg(any(feature = "routing", feature = "fleet"))]
     pub(crate) fn from_iter<'a>(items: impl Iterator<Item = &'a [u8]>) -> Self {
         let mut b = RawBatch::default();
         for m in items {

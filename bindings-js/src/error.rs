@@ -95,6 +95,10 @@ coded!(
 );
 #[cfg(feature = "cache")]
 coded!(InputError, ReplyError);
+#[cfg(feature = "fleet")]
+coded!(keyroute::engine::EngineError);
+#[cfg(all(feature = "fleet", not(feature = "routing")))]
+coded!(keyroute::ring::RingError);
 
 /// Every error code as `[name, number, name, number, …]` (`ERROR_CODES` in JavaScript).
 #[wasm_bindgen(js_name = rawErrorCodes)]

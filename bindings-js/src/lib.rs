@@ -36,6 +36,9 @@ mod cache;
 // The cache module uses a part of the shared helpers only.
 #[cfg_attr(not(feature = "routing"), allow(dead_code))]
 mod error;
+// The fleet module (`keyroute/fleet`): engines, fleet profiles, proxy configurations.
+#[cfg(feature = "fleet")]
+mod fleet;
 #[cfg(feature = "routing")]
 mod ring;
 #[cfg(feature = "routing")]

@@ -9,6 +9,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { Ring, diff } from 'keyroute';
+import { Router } from 'keyroute/fleet';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -296,6 +297,40 @@ test('examples/browser runs', async () => {
   assert.match(await p.locator('#out').textContent(), new RegExp(`owner:\\s+${r.get('user:42')}`));
   r.free();
   await p.close();
+});
+
+// The engine/profile switch (keyroute/fleet's own .wasm in the browser) answers as the
+// same module does in Node: owner, candidates and where 20,000 sample keys go.
+test('engine switch: maglev, jedis and nginx answer as keyroute/fleet does in Node; a bad option shows its code', async () => {
+  await page.waitForSelector('#fleet-section[data-ready="true"]', { timeout: 30000 });
+  const sample = Array.from({ length: 20000 }, (_, i) => `key-${i}`);
+  const nodes = [['cache-a', 1], ['cache-b', 1], ['cache-c', 2], ['cache-d', 1]];
+  for (const [engine, opts, text] of [['maglev', {}, ''], ['jedis', { version: '2', naming: 'named' }, 'version=2, naming=named'], ['nginx', {}, ''], ['rendezvous', {}, '']]) {
+    await page.fill('#engine-options', text);
+    await page.selectOption('#engine', engine);
+    await page.dispatchEvent('#engine-options', 'change');
+    await page.waitForFunction((e) => document.getElementById('engine-balance').dataset.engine === e && document.getElementById('engine-status').dataset.state === 'ready', engine);
+    await page.fill('#engine-key', 'user:7');
+    await page.dispatchEvent('#engine-key', 'input');
+    const r = new Router(engine, nodes, opts);
+    try {
+      const counts = new Array(4).fill(0);
+      for (const o of r.getMany(sample)) counts[r.names.indexOf(o)]++;
+      assert.deepEqual(JSON.parse(await page.getAttribute('#engine-balance', 'data-counts')), counts, engine);
+      assert.equal(await page.getAttribute('#engine-result', 'data-owner'), r.get('user:7'), engine);
+      assert.deepEqual(JSON.parse(await page.getAttribute('#engine-result', 'data-candidates')), r.getN('user:7', 3), engine);
+    } finally {
+      r.free();
+    }
+  }
+  await page.fill('#engine-options', 'table_size=100');
+  await page.selectOption('#engine', 'maglev');
+  await page.dispatchEvent('#engine-options', 'change');
+  await page.waitForFunction(() => document.getElementById('engine-status').textContent.startsWith('BAD_OPTION:'));
+  assert.equal(await page.getAttribute('#engine-status', 'data-state'), 'error');
+  await page.fill('#engine-options', '');
+  await page.dispatchEvent('#engine-options', 'change');
+  await page.waitForFunction(() => document.getElementById('engine-status').dataset.state === 'ready');
 });
 
 test('no console errors', () => {

@@ -1,5 +1,5 @@
 // docs/parity.md holds the JavaScript column to the package: every name of a `yes:` cell
-// exists (an export of `keyroute` or of `keyroute/cache`, or a method, getter or static of
+// exists (an export of `keyroute`, `keyroute/cache` or `keyroute/fleet`, or a method, getter or static of
 // an exported class or object: `Ring.getN`, `cacheCalls.get`), and every `no:` cell gives
 // a reason.
 import { test } from 'node:test';
@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as main from 'keyroute';
 import * as cache from 'keyroute/cache';
+import * as fleet from 'keyroute/fleet';
 import { repo } from './helpers.mjs';
 
 function rows() {
@@ -23,7 +24,7 @@ function rows() {
 
 function exists(name) {
   const [head, member, ...rest] = name.split('.');
-  const kr = head in main ? main : cache;
+  const kr = head in main ? main : head in cache ? cache : fleet;
   if (rest.length || !(head in kr)) return false;
   if (member === undefined) return true;
   const owner = kr[head];

@@ -17,7 +17,7 @@ test('ErrorCode in index.d.ts names every code of ERROR_CODES', async () => {
   assert.deepEqual(Object.keys(ERROR_CODES).filter((c) => !union.has(c)), []);
 });
 
-test('index.d.ts and cache.d.ts type-check real usage (tsc --strict)', () => {
+test('index.d.ts, cache.d.ts and fleet.d.ts type-check real usage (tsc --strict)', () => {
   const tsc = require.resolve('typescript/bin/tsc');
   try {
     execFileSync(process.execPath, [tsc, '-p', join(here, 'types', 'tsconfig.json')], { encoding: 'utf8', stdio: 'pipe' });

@@ -44,6 +44,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
+use keyroute::engine::EngineError;
 use keyroute::error::ErrorCode;
 use keyroute::ring::RingError;
 use keyroute::select::{KeyError, PoolError, UnknownRestoreMode};
@@ -319,6 +320,7 @@ macro_rules! coded {
 
 coded!(
     RingError => Ring,
+    EngineError => Ring,
     MapError => SlotMap,
     AddressError => SlotMap,
     RedirectError => Redirect,

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 
 mod args;
 mod cache;
+mod engine;
 mod errors;
 mod keys;
 mod remote;
@@ -25,6 +26,7 @@ fn _keyroute(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     errors::register_test_hooks(m)?;
     ring::register(m)?;
+    engine::register(m)?;
     slot::register(m)?;
     slotmap::register(m)?;
     select::register(m)?;

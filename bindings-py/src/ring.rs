@@ -66,7 +66,7 @@ fn pair<'py>(item: &Bound<'py, PyAny>) -> PyResult<Option<(Bound<'py, PyAny>, Bo
 
 /// `nodes` as (name, weight): a mapping name -> weight, or an iterable whose items are
 /// names (weight 1) or (name, weight) pairs. Weights are checked by the core.
-fn nodes_arg(nodes: &Bound<'_, PyAny>) -> PyResult<Vec<(String, u32)>> {
+pub(crate) fn nodes_arg(nodes: &Bound<'_, PyAny>) -> PyResult<Vec<(String, u32)>> {
     if nodes.is_instance_of::<PyString>() || nodes.is_instance_of::<PyBytes>() {
         return Err(bad_type(format!(
             "nodes must be an iterable of names or a mapping name -> weight, not a {}; \

@@ -3,6 +3,11 @@
 //!
 //! * [`ring`]: consistent-hash rings, bit-exact with the ketama family of peers, plus a
 //!   fast SipHash `native` profile; the node-list grammar ([`ring::parse_nodes`]).
+//! * [`engine`]: every ring a fleet runs behind one [`engine::Engine`] interface: the
+//!   rings of nginx, HAProxy, twemproxy, Envoy and the Java, Go, Ruby, PHP and Python
+//!   clients ([`engine::FleetProfile`]), jump, rendezvous, Maglev and bounded loads.
+//! * [`config`]: twemproxy, nginx and HAProxy configurations read as they are.
+//! * [`hashes`]: the fleet's hash functions, each as its peer computes it.
 //! * [`slot`]: Redis Cluster hash slots, the slot map, redirects and resharding plans.
 //! * [`select`]: least-used selection: the Lua scripts and an in-memory pool model.
 //! * [`cache`]: the smart cache on Redis (entries loaded once across instances with a
@@ -79,8 +84,14 @@ extern crate alloc;
 extern crate std;
 
 pub mod cache;
+#[cfg(feature = "fleet")]
+pub mod config;
+#[cfg(feature = "fleet")]
+pub mod engine;
 pub mod error;
 pub mod frame;
+#[cfg(feature = "fleet")]
+pub mod hashes;
 #[cfg(feature = "alloc")]
 pub mod keys;
 #[cfg(feature = "alloc")]

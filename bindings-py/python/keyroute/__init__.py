@@ -25,6 +25,7 @@ raises is a :class:`KeyrouteError` with ``.code``, one of :data:`ERROR_CODES`.
 
 from keyroute._keyroute import (
     DEFAULT_NATIVE_VNODES as DEFAULT_NATIVE_VNODES,
+    ENGINES as ENGINES,
     ERROR_CODES as ERROR_CODES,
     LEAST_USED_SCRIPT as LEAST_USED_SCRIPT,
     LEAST_USED_SHA1 as LEAST_USED_SHA1,
@@ -44,6 +45,7 @@ from keyroute._keyroute import (
     __version__ as __version__,
     BackendError as BackendError,
     BadTypeError as BadTypeError,
+    Bounded as Bounded,
     BadUtf8Error as BadUtf8Error,
     CacheInputError as CacheInputError,
     CacheTimeout as CacheTimeout,
@@ -79,6 +81,7 @@ from keyroute._keyroute import (
     Ring as Ring,
     RingDiff as RingDiff,
     RingError as RingError,
+    Router as Router,
     Script as Script,
     Session as Session,
     SessionExpired as SessionExpired,
@@ -93,6 +96,7 @@ from keyroute._keyroute import (
 
 __all__ = [
     "DEFAULT_NATIVE_VNODES",
+    "ENGINES",
     "ERROR_CODES",
     "LEAST_USED_SCRIPT",
     "LEAST_USED_SHA1",
@@ -112,6 +116,7 @@ __all__ = [
     "__version__",
     "BackendError",
     "BadTypeError",
+    "Bounded",
     "BadUtf8Error",
     "CacheInputError",
     "CacheTimeout",
@@ -147,6 +152,7 @@ __all__ = [
     "Ring",
     "RingDiff",
     "RingError",
+    "Router",
     "Script",
     "Session",
     "SessionExpired",

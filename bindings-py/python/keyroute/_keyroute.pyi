@@ -26,12 +26,13 @@ __all__ = [
     "RESTORE_SCRIPT", "RESTORE_SHA1", "MAX_EXACT_COUNT", "MAX_PICKS_PER_CALL", "LeastUsed",
     "Leases", "Lease", "CacheInputError", "CacheTimeout", "BackendError", "SessionExpired",
     "SessionVersionMismatch", "SmartCache", "WarmReport", "Sessions", "Session", "Devices",
-    "MAX_WARM_KINDS",
+    "MAX_WARM_KINDS", "Router", "ENGINES", "Bounded",
 ]
 
 __version__: str
 ERROR_CODES: Mapping[str, int]
 PROFILES: tuple[str, ...]
+ENGINES: tuple[str, ...]
 DEFAULT_NATIVE_VNODES: int
 SLOT_COUNT: int
 MAX_KEYS_PER_CALL: int
@@ -208,6 +209,71 @@ class Ring:
     def __len__(self) -> int: ...
     def __contains__(self, node: object, /) -> bool: ...
     def __iter__(self) -> Iterator[str]: ...
+
+@final
+class Router:
+    """Any engine or fleet profile by name (one of :data:`ENGINES`: jump, guava-jump,
+    rendezvous, maglev, nginx, haproxy, twemproxy, jedis, envoy-ring, go-redis, ...), or
+    the pool of a proxy configuration (:meth:`from_config`).
+
+    ``nodes`` is as for :class:`Ring`; ``options`` maps an option name to a str, int or
+    bool (``{"table_size": 65537}``, ``{"version": 2}``, ``{"hash": "fnv1a_64"}``).
+    """
+
+    def __new__(
+        cls,
+        engine: str,
+        nodes: _NodeSpec,
+        options: Mapping[str, str | int | bool] | Iterable[tuple[str, str | int | bool]] | None = None,
+    ) -> Self: ...
+    @staticmethod
+    def from_config(
+        text: str,
+        pool: str | None = None,
+        *,
+        file: str | None = None,
+        allow_down: bool | None = None,
+        resolved: Mapping[str, int] | None = None,
+        includes: Mapping[str, str] | None = None,
+    ) -> Router: ...
+    @staticmethod
+    def engines() -> list[str]: ...
+    @property
+    def engine(self) -> str: ...
+    @property
+    def nodes(self) -> list[str]: ...
+    @property
+    def format(self) -> str | None: ...
+    @property
+    def pool(self) -> str | None: ...
+    @property
+    def key(self) -> str | None: ...
+    @property
+    def servers(self) -> list[tuple[str, str, int, int]] | None: ...
+    @property
+    def notes(self) -> list[str] | None: ...
+    def get(self, key: _Key) -> str | None: ...
+    def get_index(self, key: _Key) -> int | None: ...
+    def get_n(self, key: _Key, n: int) -> list[str]: ...
+    def get_many(self, keys: Iterable[_Key]) -> list[str | None]: ...
+    def __len__(self) -> int: ...
+
+@final
+class Bounded:
+    """Consistent hashing with bounded loads over a :class:`Router`: no node above
+    ceil(c * m / n) of the m assigned keys (``c`` at least 1). The state lives in this
+    object."""
+
+    def __new__(cls, router: Router, c: float) -> Self: ...
+    def assign(self, key: _Key) -> str | None: ...
+    def release(self, key: _Key) -> list[tuple[bytes, str, str]] | None: ...
+    def owner_of(self, key: _Key) -> str | None: ...
+    @property
+    def loads(self) -> list[tuple[str, int]]: ...
+    @property
+    def cap(self) -> int: ...
+    @property
+    def assigned(self) -> int: ...
 
 @final
 class MovedArc:

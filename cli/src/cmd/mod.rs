@@ -112,6 +112,7 @@ macro_rules! coded {
 
 coded!(
     keyroute::ring::RingError,
+    keyroute::engine::EngineError,
     keyroute::slot::MapError,
     keyroute::slot::PlanError,
     keyroute::slot::AddressError,

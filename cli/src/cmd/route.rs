@@ -4,8 +4,10 @@ use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
+use keyroute::config::{read_config_with, ConfigServer, ReadOptions};
+use keyroute::engine::{Engine, Router};
 use keyroute::error::ErrorCode;
-use keyroute::ring::{parse_nodes, Ring};
+use keyroute::ring::{parse_nodes, NodeSpec};
 
 use super::keys::{arg_bytes, for_each_stdin_line, KeyJson};
 use super::ring_args::ProfileArgs;
@@ -30,10 +32,27 @@ argument: '').
 (\"key_hex\" instead of \"key\" for a key that is not UTF-8); nodes are the owner, then
 the replicas.
 
+Engines and fleet profiles (--profile NAME, or --engine NAME), with --option NAME=VALUE:
+  jump, guava-jump, rendezvous, maglev; nginx, nginx-hash, haproxy, haproxy-map, twemproxy,
+  java-hashcode, spymemcached, spymemcached-weighted, jedis, envoy-ring, envoy-maglev,
+  go-redis, groupcache, dubbo, redis-rb, predis, predis-ketama, pymemcache.
+Replicas are the engine's candidates in order: the ring walk, the rendezvous ranking, or
+(jump, Maglev, tables) the owner then the next nodes in list order.
+
+A proxy's own configuration (--config FILE, the format is detected): a twemproxy pool, an
+nginx upstream, an HAProxy 2.6 backend (--pool NAME when the file has several). Keys are
+what the proxy hashes (the nginx hash expression's value, HAProxy's URI part or parameter
+or header value, the memcached/redis key). A configuration keyroute cannot reproduce
+exactly is refused with its file, line and reason [UNSUPPORTED_CONFIG]; --allow-down and
+--resolved HOST=N supply what the file cannot say. With --format json each object also
+has \"addresses\".
+
 Examples:
   keyroute route --profile libketama --nodes 10.0.0.1:11211=1,10.0.0.2:11211=2 user:1
   seq 1 5 | keyroute route --nodes-file examples/fleet.txt --replicas 2
-  keyroute route --nodes a,b=2 --format json user:1")]
+  keyroute route --nodes a,b=2 --format json user:1
+  keyroute route --engine jedis --option version=2 --nodes redis-1,redis-2 user:1
+  keyroute route --config /etc/nginx/nginx.conf --pool backend /index.html")]
 pub struct Args {
     #[command(flatten)]
     pub ring: ProfileArgs,
@@ -41,13 +60,26 @@ pub struct Args {
     #[arg(
         long,
         short = 'n',
-        conflicts_with = "nodes_file",
-        required_unless_present = "nodes_file"
+        conflicts_with_all = ["nodes_file", "config"],
+        required_unless_present_any = ["nodes_file", "config"]
     )]
     pub nodes: Option<String>,
     /// A file of nodes, one per line, in the same grammar (also `NAME WEIGHT`).
-    #[arg(long, short = 'f')]
+    #[arg(long, short = 'f', conflicts_with = "config")]
     pub nodes_file: Option<PathBuf>,
+    /// A proxy configuration: nutcracker.yml, nginx.conf or haproxy.cfg (detected).
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+    /// The pool (twemproxy), upstream (nginx) or backend (HAProxy) in --config.
+    #[arg(long, requires = "config")]
+    pub pool: Option<String>,
+    /// How many addresses a hostname of --config resolves to (nginx plain hash), HOST=N.
+    #[arg(long, value_name = "HOST=N", requires = "config")]
+    pub resolved: Vec<String>,
+    /// Accept servers marked down in --config where the proxy's rule is deterministic
+    /// (nginx hash ... consistent).
+    #[arg(long, requires = "config")]
+    pub allow_down: bool,
     /// Print this many distinct nodes per key (owner first, then replicas clockwise);
     /// more than the ring has prints every node.
     #[arg(long, short = 'r', default_value_t = 1)]
@@ -60,8 +92,8 @@ pub struct Args {
     pub keys: Vec<OsString>,
 }
 
-/// The ring `--nodes` or `--nodes-file` describe.
-pub fn ring_of(args: &Args) -> Result<Ring, CliError> {
+/// The nodes `--nodes` or `--nodes-file` describe.
+fn nodes_of(args: &Args) -> Result<Vec<NodeSpec>, CliError> {
     let nodes = match (&args.nodes, &args.nodes_file) {
         (Some(list), _) => parse_nodes(list).map_err(|e| CliError::from(e).context("--nodes"))?,
         (None, Some(path)) => {
@@ -85,8 +117,53 @@ pub fn ring_of(args: &Args) -> Result<Ring, CliError> {
             ))
         }
     };
-    args.ring
-        .ring(nodes.into_iter().map(|n| (n.name, n.weight)).collect())
+    Ok(nodes)
+}
+
+/// The engine of `--config` (with its servers) or of the node list.
+pub fn router_of(args: &Args) -> Result<(Router, Option<Vec<ConfigServer>>), CliError> {
+    let Some(path) = &args.config else {
+        return Ok((args.ring.router(&nodes_of(args)?)?, None));
+    };
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::from(e).context(format!("cannot read configuration {shown}")))?;
+    let mut addresses = Vec::new();
+    for r in &args.resolved {
+        let parsed = r
+            .split_once('=')
+            .and_then(|(h, n)| Some((h.to_string(), n.parse::<u32>().ok()?)));
+        match parsed {
+            Some(p) => addresses.push(p),
+            None => {
+                return Err(CliError::new(
+                    ErrorCode::BadOption,
+                    format!("--resolved {r:?}: write HOST=N, e.g. --resolved cache.local=2"),
+                ))
+            }
+        }
+    }
+    // nginx `include`: relative to the configuration's folder, read as text.
+    let dir = path
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let mut resolve = |inc: &str| -> Option<String> {
+        let p = std::path::Path::new(inc);
+        let full = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            dir.join(p)
+        };
+        std::fs::read_to_string(full).ok()
+    };
+    let mut options = ReadOptions {
+        resolve: &mut resolve,
+        addresses: &addresses,
+        allow_down: args.allow_down,
+    };
+    let cfg = read_config_with(&text, &shown, args.pool.as_deref(), &mut options)?;
+    Ok((cfg.router, Some(cfg.servers)))
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -96,7 +173,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
             "--replicas must be at least 1",
         ));
     }
-    let ring = ring_of(&args)?;
+    let (ring, servers) = router_of(&args)?;
+    let address_of = |name: &str| -> Option<&str> {
+        servers
+            .as_ref()?
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.address.as_str())
+    };
     // A key has at most as many distinct owners as the ring has nodes: a larger count is
     // capped before anything is allocated.
     let replicas = usize::try_from(args.replicas)
@@ -114,13 +198,19 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 #[serde(flatten)]
                 key: KeyJson<'a>,
                 nodes: Vec<&'a str>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                addresses: Option<Vec<Option<&'a str>>>,
             }
-            let nodes = idx.iter().map(|&i| ring.nodes()[i].name()).collect();
+            let nodes: Vec<&str> = idx.iter().map(|&i| ring.node_name(i)).collect();
+            let addresses = servers
+                .as_ref()
+                .map(|_| nodes.iter().map(|n| address_of(n)).collect());
             return json_line(
                 out,
                 &Line {
                     key: KeyJson::of(key),
                     nodes,
+                    addresses,
                 },
             );
         }
@@ -128,7 +218,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             if j > 0 {
                 out.write_all(b" ")?;
             }
-            out.write_all(ring.nodes()[i].name().as_bytes())?;
+            out.write_all(ring.node_name(i).as_bytes())?;
         }
         out.write_all(b"\n")?;
         Ok(())

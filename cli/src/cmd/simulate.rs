@@ -15,7 +15,12 @@ use super::CliError;
     after_help = "Limits: at most 100000 nodes, 1000000000 keys and a bar width of 1000 \
     (TOO_LARGE above). With --keys of a million or more, a progress bar shows on stderr when \
     it is a terminal.\n\n\
-    Example:\n  keyroute simulate --profile native --nodes 10 --keys 100000 --add 1"
+    Several engines or profiles (--profile jump,maglev,rendezvous,native, or any engine that \
+    is not a ketama ring) print one line each, side by side: the peak-to-mean load before and \
+    after, the keys moved against the ideal, and the lookup time per key (ns, this machine, \
+    this run: a rough guide; the benchmarks measure it properly).\n\n\
+    Examples:\n  keyroute simulate --profile native --nodes 10 --keys 100000 --add 1\n  \
+    keyroute simulate --engine jump,rendezvous,maglev,nginx,native --nodes 100 --remove 1"
 )]
 pub struct Args {
     #[command(flatten)]
@@ -96,6 +101,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .map(|i| (format!("node-{i}"), 1u32))
             .collect::<Vec<_>>()
     };
+    if args.ring.profile.contains(',') || !args.ring.is_ring() {
+        return compare(&args, after_n);
+    }
     let old = args.ring.ring(names(args.nodes))?;
     let new = args.ring.ring(names(after_n))?;
     let all = old.len().max(new.len());
@@ -212,6 +220,108 @@ pub fn run(args: Args) -> Result<(), CliError> {
         share_peak(&old),
         share_peak(&new)
     )?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Several engines side by side: balance, movement and lookup time.
+fn compare(args: &Args, after_n: usize) -> Result<(), CliError> {
+    use keyroute::engine::Engine;
+    use keyroute::ring::NodeSpec;
+    let specs = |n: usize| -> Vec<NodeSpec> {
+        (1..=n)
+            .map(|i| NodeSpec {
+                name: format!("node-{i}"),
+                weight: 1,
+                address: None,
+            })
+            .collect()
+    };
+    let engines: Vec<&str> = args
+        .ring
+        .profile
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .collect();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    writeln!(
+        out,
+        "{} -> {} nodes, {} keys; peak-to-mean = the busiest node's keys over the mean",
+        args.nodes, after_n, args.keys
+    )?;
+    writeln!(
+        out,
+        "{:<22} {:>11} {:>11} {:>9} {:>9} {:>8} {:>11}",
+        "engine", "peak before", "peak after", "moved %", "ideal %", "x ideal", "ns/lookup"
+    )?;
+    let ideal = args.nodes.abs_diff(after_n) as f64 / args.nodes.max(after_n) as f64;
+    let progress = progress_bar(args.keys.saturating_mul(engines.len() as u64));
+    let mut done = 0u64;
+    for name in engines {
+        let old = args
+            .ring
+            .router_named(name, &specs(args.nodes))
+            .map_err(|e| e.context(name))?;
+        let new = args
+            .ring
+            .router_named(name, &specs(after_n))
+            .map_err(|e| e.context(name))?;
+        let all = old.len().max(new.len());
+        let (mut before, mut after) = (vec![0u64; all], vec![0u64; all]);
+        let mut moved = 0u64;
+        let mut key = String::new();
+        for k in 0..args.keys {
+            if k % 4096 == 0 {
+                progress.set_position(done + k);
+            }
+            key.clear();
+            use std::fmt::Write;
+            let _ = write!(key, "key-{k}");
+            let a = old.get_index(key.as_bytes());
+            let b = new.get_index(key.as_bytes());
+            // Both lists are node-1, node-2, …: an index names the same node in both.
+            if let Some(a) = a {
+                before[a] += 1;
+            }
+            if let Some(b) = b {
+                after[b] += 1;
+            }
+            moved += u64::from(a != b);
+        }
+        done += args.keys;
+        // Lookup time: the new engine alone, over the same keys.
+        let start = std::time::Instant::now();
+        let mut sink = 0usize;
+        for k in 0..args.keys {
+            key.clear();
+            use std::fmt::Write;
+            let _ = write!(key, "key-{k}");
+            sink = sink.wrapping_add(
+                new.get_index(std::hint::black_box(key.as_bytes()))
+                    .unwrap_or(0),
+            );
+        }
+        std::hint::black_box(sink);
+        let ns = start.elapsed().as_nanos() as f64 / args.keys as f64;
+        let peak = |loads: &[u64], n: usize| {
+            loads.iter().copied().max().unwrap_or(0) as f64 / (args.keys as f64 / n as f64)
+        };
+        let frac = moved as f64 / args.keys as f64;
+        writeln!(
+            out,
+            "{:<22} {:>11.3} {:>11.3} {:>9.2} {:>9.2} {:>8.2} {:>11.0}",
+            name,
+            peak(&before, old.len()),
+            peak(&after, new.len()),
+            frac * 100.0,
+            ideal * 100.0,
+            frac / ideal,
+            ns
+        )?;
+    }
+    progress.finish_and_clear();
     out.flush()?;
     Ok(())
 }

@@ -179,6 +179,13 @@ codes! {
     /// A service version string is too long.
     BadVersion = 90, "BAD_VERSION", "a service version is longer than the limit";
 
+    // --- Engines and proxy configurations ---
+    /// A configuration file is not valid text of its format; the message gives file,
+    /// line and reason.
+    BadConfig = 100, "BAD_CONFIG", "a configuration cannot be read (file, line, reason)";
+    /// A valid configuration that keyroute cannot reproduce exactly (refused, never
+    /// approximated); the message gives file, line and reason.
+    UnsupportedConfig = 101, "UNSUPPORTED_CONFIG", "a configuration cannot be reproduced exactly (file, line, reason)";
 }
 
 impl ErrorCode {

@@ -17,8 +17,8 @@ mod analysis;
 mod engine;
 mod error;
 mod hash;
-mod index;
-mod profile;
+pub(crate) mod index;
+pub(crate) mod profile;
 mod sort;
 mod spec;
 

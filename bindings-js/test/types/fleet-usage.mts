@@ -1,0 +1,19 @@
+// keyroute/fleet's declarations against real usage (tsc --strict; never run).
+import init, { Router, ENGINES, ERROR_CODES } from 'keyroute/fleet';
+
+await init();
+const names: readonly string[] = ENGINES;
+const code: number = ERROR_CODES.BAD_CONFIG;
+const r = new Router('maglev', ['a', ['b', 2], { name: 'c' }], { table_size: 65537 });
+const owner: string | null = r.get('user:1');
+const many: (string | null)[] = r.getMany(['a', new Uint8Array([1])]);
+const top: string[] = r.getN('k', 2);
+const i: number = r.getIndex('k');
+const j = new Router('jedis', { a: 1, b: 2 }, { version: 2, naming: 'named' });
+const cfg = Router.fromConfig('backend app\n', 'app', { file: 'h.cfg', allowDown: false, resolved: { h: 2 }, includes: { 'x.conf': '' } });
+const format: 'twemproxy' | 'nginx' | 'haproxy' | null = cfg.format;
+const addresses: string[] | null = cfg.addresses;
+r.free();
+void [names, code, owner, many, top, i, j, format, addresses];
+// @ts-expect-error options are strings, numbers or booleans
+new Router('jump', ['a'], { hash: {} });

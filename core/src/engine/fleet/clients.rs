@@ -1,0 +1,140 @@
+//! The Go, Ruby, PHP and Dubbo rings: groupcache, Dubbo, redis-rb, Predis.
+
+use alloc::vec::Vec;
+
+use super::super::{
+    concat, push_decimal, Dedup, EngineError, KeyHash, KeyTag, PointRing, PointRules, Seek,
+};
+use crate::hashes::{crc32, md5, php_round};
+use crate::ring::NodeSpec;
+
+fn rules(name: &'static str, key_hash: KeyHash, tag: KeyTag, seek: Seek) -> PointRules {
+    PointRules {
+        name,
+        key_hash,
+        tag,
+        seek,
+        dedup: Dedup::KeepLast,
+    }
+}
+
+/// groupcache's `consistenthash`: `crc32(itoa(i) + peer)` for `i < replicas`, a later
+/// `Add` overwriting a shared point; keys by CRC32, the first point `>=`, wrapping.
+pub(crate) fn groupcache(nodes: Vec<NodeSpec>, replicas: u32) -> Result<PointRing, EngineError> {
+    let mut pts = Vec::new();
+    let mut buf = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        for k in 0..replicas {
+            buf.clear();
+            push_decimal(&mut buf, u64::from(k));
+            buf.extend_from_slice(n.name.as_bytes());
+            pts.push((u64::from(crc32(&buf)), i as u32));
+        }
+    }
+    let r = rules("groupcache", KeyHash::Crc32, KeyTag::Whole, Seek::Ceiling);
+    PointRing::from_points(r, nodes, pts)
+}
+
+/// Dubbo's `ConsistentHashLoadBalance`: `md5(address + i)` for `i < replicas / 4`, four
+/// little-endian points each, `TreeMap.put` (the later invoker wins); keys by the first
+/// four MD5 bytes, `ceilingEntry`, else the first entry.
+pub(crate) fn dubbo(nodes: Vec<NodeSpec>, replicas: u32) -> Result<PointRing, EngineError> {
+    let mut pts = Vec::new();
+    let mut buf = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        for k in 0..replicas / 4 {
+            buf.clear();
+            buf.extend_from_slice(n.name.as_bytes());
+            push_decimal(&mut buf, u64::from(k));
+            let d = md5(&buf);
+            for h in 0..4 {
+                let p = u32::from_le_bytes([d[4 * h], d[4 * h + 1], d[4 * h + 2], d[4 * h + 3]]);
+                pts.push((u64::from(p), i as u32));
+            }
+        }
+    }
+    let r = rules("dubbo", KeyHash::Md5, KeyTag::Whole, Seek::Ceiling);
+    PointRing::from_points(r, nodes, pts)
+}
+
+/// redis-rb's `Redis::HashRing`: `crc32("#{id}:#{i}")` for `i < replicas` (the last node
+/// added wins a shared point); keys (after `Redis::Distributed`'s `/^\{(.+?)\}/` tag) by
+/// CRC32, the last point `<=`, wrapping to the last.
+pub(crate) fn redis_rb(
+    nodes: Vec<NodeSpec>,
+    replicas: u32,
+    tag: bool,
+) -> Result<PointRing, EngineError> {
+    let mut pts = Vec::new();
+    let mut buf = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        for k in 0..replicas {
+            buf.clear();
+            buf.extend_from_slice(&concat(&[n.name.as_bytes(), b":"]));
+            push_decimal(&mut buf, u64::from(k));
+            pts.push((u64::from(crc32(&buf)), i as u32));
+        }
+    }
+    let tag = if tag {
+        KeyTag::RubyBraces
+    } else {
+        KeyTag::Whole
+    };
+    let r = rules("redis-rb", KeyHash::Crc32, tag, Seek::Floor);
+    PointRing::from_points(r, nodes, pts)
+}
+
+/// Predis' `HashRing`: `(int) round(w / Σw × n × replicas)` points `crc32("$node:$i")` per
+/// node (PHP 8.0–8.3 `round`), the later node winning a shared point; keys (after the
+/// `{tag}` rule of `PredisStrategy`) by CRC32, the last point `<=`, wrapping to the last.
+pub(crate) fn predis(
+    nodes: Vec<NodeSpec>,
+    replicas: u32,
+    tag: bool,
+) -> Result<PointRing, EngineError> {
+    let total: u64 = nodes.iter().map(|n| u64::from(n.weight)).sum();
+    let count = nodes.len() as f64;
+    let mut pts = Vec::new();
+    let mut buf = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        let ratio = f64::from(n.weight) / total as f64;
+        let reps = php_round(ratio * count * f64::from(replicas)) as u64;
+        for k in 0..reps {
+            buf.clear();
+            buf.extend_from_slice(&concat(&[n.name.as_bytes(), b":"]));
+            push_decimal(&mut buf, k);
+            pts.push((u64::from(crc32(&buf)), i as u32));
+        }
+    }
+    let tag = if tag { KeyTag::Braces } else { KeyTag::Whole };
+    let r = rules("predis", KeyHash::Crc32, tag, Seek::Floor);
+    PointRing::from_points(r, nodes, pts)
+}
+
+/// Predis' `KetamaRing`: `floor(w / Σw × n × 40)` MD5 digests of `"$node-$i"`, four
+/// little-endian points each (the later node winning a shared point); keys (after the
+/// `{tag}` rule) by the first four MD5 bytes, the first point `>=`, wrapping to the first.
+pub(crate) fn predis_ketama(nodes: Vec<NodeSpec>, tag: bool) -> Result<PointRing, EngineError> {
+    let total: u64 = nodes.iter().map(|n| u64::from(n.weight)).sum();
+    let count = nodes.len() as f64;
+    let mut pts = Vec::new();
+    let mut buf = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        let ratio = f64::from(n.weight) / total as f64;
+        // (int) floor($weightRatio * $totalNodes * ($replicas / 4)), replicas = 160.
+        let reps = (ratio * count * 40.0) as u64;
+        for k in 0..reps {
+            buf.clear();
+            buf.extend_from_slice(&concat(&[n.name.as_bytes(), b"-"]));
+            push_decimal(&mut buf, k);
+            let d = md5(&buf);
+            for h in 0..4 {
+                let p = u32::from_le_bytes([d[4 * h], d[4 * h + 1], d[4 * h + 2], d[4 * h + 3]]);
+                pts.push((u64::from(p), i as u32));
+            }
+        }
+    }
+    let tag = if tag { KeyTag::Braces } else { KeyTag::Whole };
+    let r = rules("predis-ketama", KeyHash::Md5, tag, Seek::Ceiling);
+    PointRing::from_points(r, nodes, pts)
+}

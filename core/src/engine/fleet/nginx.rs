@@ -1,0 +1,66 @@
+//! nginx's `hash $key consistent` (ngx_http_upstream_hash_module.c, 1.7.11+; the stream
+//! module is identical).
+
+use alloc::vec::Vec;
+
+use super::super::{Dedup, EngineError, KeyHash, KeyTag, PointRing, PointRules, Seek};
+use crate::ring::NodeSpec;
+
+/// The host and port nginx hashes for a `server` string as written: `unix:PATH` is host
+/// `PATH` and no port; otherwise the digits after the last `:` are the port (as text)
+/// when only digits follow it; else the whole string is the host and the port is empty.
+///
+pub(crate) fn host_port(server: &str) -> (&str, &str) {
+    let b = server.as_bytes();
+    if b.len() >= 5 && b[..5].eq_ignore_ascii_case(b"unix:") {
+        return (&server[5..], "");
+    }
+    for j in 0..b.len() {
+        let c = b[b.len() - j - 1];
+        if c == b':' {
+            return (&server[..b.len() - j - 1], &server[b.len() - j..]);
+        }
+        if !c.is_ascii_digit() {
+            break;
+        }
+    }
+    (server, "")
+}
+
+/// nginx's chash points of one server: `crc32(host ‖ 0 ‖ port ‖ LE32(prev))`, chained.
+pub(crate) fn points(server: &str, weight: u32, mut push: impl FnMut(u32)) {
+    let (host, port) = host_port(server);
+    let mut base = crc32fast::Hasher::new();
+    base.update(host.as_bytes());
+    base.update(&[0]);
+    base.update(port.as_bytes());
+    let mut prev = 0u32;
+    for _ in 0..u64::from(weight) * 160 {
+        let mut h = base.clone();
+        h.update(&prev.to_le_bytes());
+        prev = h.finalize();
+        push(prev);
+    }
+}
+
+pub(crate) fn build(nodes: Vec<NodeSpec>) -> Result<PointRing, EngineError> {
+    let total: u64 = nodes.iter().map(|n| u64::from(n.weight) * 160).sum();
+    if total > crate::ring::MAX_POINTS {
+        return Err(crate::ring::RingError::TooManyPoints(total).into());
+    }
+    let mut pts = Vec::with_capacity(total as usize);
+    for (i, n) in nodes.iter().enumerate() {
+        points(&n.name, n.weight, |p| pts.push((u64::from(p), i as u32)));
+    }
+    PointRing::from_points(
+        PointRules {
+            name: "nginx",
+            key_hash: KeyHash::Crc32,
+            tag: KeyTag::Whole,
+            seek: Seek::Ceiling,
+            dedup: Dedup::KeepFirst,
+        },
+        nodes,
+        pts,
+    )
+}

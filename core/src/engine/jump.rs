@@ -1,0 +1,169 @@
+//! Jump consistent hash: the paper's algorithm and Guava's variant, two separate engines.
+
+use alloc::vec::Vec;
+
+use super::error::EngineError;
+use super::keyhash::KeyHash;
+use super::Engine;
+use crate::ring::NodeSpec;
+
+/// Lamping & Veach's jump consistent hash (arXiv:1406.2294), as the paper's C++ code and
+/// `dgryski/go-jump` compute it: the bucket in `0..buckets` of a 64-bit key; `None` for 0
+/// buckets.
+///
+/// ```
+/// use keyroute::engine::jump_hash;
+/// assert_eq!(jump_hash(0, 1), Some(0));
+/// assert_eq!(jump_hash(0, 0), None);
+/// assert!(jump_hash(42, 1000).is_some_and(|b| b < 1000));
+/// ```
+#[inline]
+pub fn jump_hash(key: u64, buckets: u32) -> Option<u32> {
+    if buckets == 0 {
+        return None;
+    }
+    let (mut b, mut j) = (-1i64, 0i64);
+    let mut key = key;
+    while j < i64::from(buckets) {
+        b = j;
+        key = key.wrapping_mul(2_862_933_555_777_941_757).wrapping_add(1);
+        // (b + 1) * (2^31 / ((key >> 33) + 1)): two roundings.
+        j = ((b + 1) as f64 * ((1u64 << 31) as f64 / ((key >> 33) + 1) as f64)) as i64;
+    }
+    Some(b as u32)
+}
+
+/// Guava's `Hashing.consistentHash(long input, int buckets)`: the paper's generator, but
+/// one rounding (`(c+1) / ((x+1)/2³¹)`) and Java's `int` overflow when `x = 2³¹−1`, so it
+/// differs from [`jump_hash`] on rare inputs. `None` for 0 buckets (Guava throws).
+///
+/// ```
+/// use keyroute::engine::guava_consistent_hash;
+/// assert_eq!(guava_consistent_hash(0, 1), Some(0));
+/// assert!(guava_consistent_hash(-7, 100).is_some_and(|b| b < 100));
+/// ```
+#[inline]
+pub fn guava_consistent_hash(input: i64, buckets: u32) -> Option<u32> {
+    if buckets == 0 {
+        return None;
+    }
+    let buckets = i32::try_from(buckets).unwrap_or(i32::MAX);
+    let mut state = input as u64;
+    let mut candidate: i32 = 0;
+    loop {
+        state = state
+            .wrapping_mul(2_862_933_555_777_941_757)
+            .wrapping_add(1);
+        let next_double = f64::from(((state >> 33) as i32).wrapping_add(1)) / 2_147_483_648.0;
+        // Java's (int) of a double: NaN is 0, out of range saturates (as Rust's `as`).
+        let next = (f64::from(candidate.wrapping_add(1)) / next_double) as i32;
+        if next >= 0 && next < buckets {
+            candidate = next;
+        } else {
+            return Some(candidate as u32);
+        }
+    }
+}
+
+/// Which jump algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JumpVariant {
+    /// The paper's ([`jump_hash`]).
+    Paper,
+    /// Guava's ([`guava_consistent_hash`]).
+    Guava,
+}
+
+/// A jump engine over named nodes: the key's hash picks bucket `i`, node `i` owns it. Jump
+/// has no weights, and only the last node can be removed without moving other keys.
+///
+/// ```
+/// use keyroute::engine::{Engine, Jump, JumpVariant, KeyHash};
+/// use keyroute::ring::parse_nodes;
+/// let j = Jump::new(JumpVariant::Guava, KeyHash::Murmur3_128, parse_nodes("a,b,c,d")?)?;
+/// assert!(j.get(b"user:1").is_some());
+/// # Ok::<(), keyroute::engine::EngineError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Jump {
+    variant: JumpVariant,
+    key_hash: KeyHash,
+    nodes: Vec<NodeSpec>,
+}
+
+impl Jump {
+    /// A jump engine.
+    ///
+    /// # Errors
+    /// Node errors; [`EngineError::BadOption`] for a weight other than 1.
+    pub fn new(
+        variant: JumpVariant,
+        key_hash: KeyHash,
+        nodes: Vec<NodeSpec>,
+    ) -> Result<Jump, EngineError> {
+        super::check_nodes(&nodes)?;
+        if let Some(n) = nodes.iter().find(|n| n.weight != 1) {
+            return Err(EngineError::BadOption {
+                engine: match variant {
+                    JumpVariant::Paper => "jump",
+                    JumpVariant::Guava => "guava-jump",
+                },
+                option: alloc::format!("weight of {}", n.name),
+                reason: "jump consistent hashing has no weights: give every node weight 1".into(),
+            });
+        }
+        Ok(Jump {
+            variant,
+            key_hash,
+            nodes,
+        })
+    }
+
+    /// The variant.
+    pub fn variant(&self) -> JumpVariant {
+        self.variant
+    }
+
+    /// The key hash.
+    pub fn key_hash(&self) -> KeyHash {
+        self.key_hash
+    }
+
+    /// The nodes.
+    pub fn nodes(&self) -> &[NodeSpec] {
+        &self.nodes
+    }
+
+    /// The bucket of a key's 64-bit hash.
+    #[inline]
+    pub fn bucket_of_hash(&self, h: u64) -> Option<usize> {
+        let n = u32::try_from(self.nodes.len()).ok()?;
+        match self.variant {
+            JumpVariant::Paper => jump_hash(h, n),
+            JumpVariant::Guava => guava_consistent_hash(h as i64, n),
+        }
+        .map(|b| b as usize)
+    }
+}
+
+impl Engine for Jump {
+    fn len(&self) -> usize {
+        self.nodes.len()
+    }
+    fn node_name(&self, i: usize) -> &str {
+        &self.nodes[i].name
+    }
+    fn node_weight(&self, i: usize) -> u32 {
+        self.nodes[i].weight
+    }
+    fn node_address(&self, i: usize) -> Option<&str> {
+        self.nodes[i].address.as_deref()
+    }
+    #[inline]
+    fn get_index(&self, key: &[u8]) -> Option<usize> {
+        self.bucket_of_hash(self.key_hash.hash(key))
+    }
+    fn get_n_into(&self, key: &[u8], n: usize, out: &mut Vec<usize>) {
+        super::owner_then_next(self.get_index(key), self.nodes.len(), n, out);
+    }
+}

@@ -1,0 +1,264 @@
+//! [`PointRing`]: a sorted circle of points built by a fleet profile, with the peer's key
+//! hash, lookup rule and tie rule.
+
+use alloc::vec::Vec;
+
+use super::error::EngineError;
+use super::keyhash::{KeyHash, KeyTag};
+use crate::ring::index::Circle;
+use crate::ring::{NodeSpec, RingError, MAX_POINTS};
+
+/// Which point owns a key's hash `h`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Seek {
+    /// The first point `>= h`, wrapping to the first point (nginx, Envoy, Jedis' `tailMap`,
+    /// groupcache, Dubbo's `ceilingEntry`, spymemcached, twemproxy).
+    Ceiling,
+    /// The last point `<= h`, wrapping to the last point (redis-rb, Predis).
+    Floor,
+    /// The nearest point in either direction on a 32-bit circle, an exact tie in distance
+    /// going to the point before (HAProxy's `chash_get_server_hash`).
+    Closest,
+}
+
+/// Which owner keeps a position that several points share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dedup {
+    /// The point put first (nginx on glibc: a stable sort, then the first of each run).
+    KeepFirst,
+    /// The point put last (a Java `TreeMap.put`, a Ruby or PHP hash, a Go map).
+    KeepLast,
+    /// Every point stays; a lookup lands on the first of a run (Envoy's sorted vector).
+    KeepAll,
+}
+
+/// The rules of one point ring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PointRules {
+    /// The profile's name (`"nginx"`, `"jedis"`, ...).
+    pub name: &'static str,
+    /// How keys are hashed.
+    pub key_hash: KeyHash,
+    /// Which part of a key is hashed.
+    pub tag: KeyTag,
+    /// The lookup rule.
+    pub seek: Seek,
+    /// The tie rule.
+    pub dedup: Dedup,
+}
+
+/// A sorted circle of points, as a fleet profile builds it (see
+/// [`FleetProfile`](super::FleetProfile)).
+///
+/// ```
+/// use keyroute::engine::{Engine, FleetProfile};
+/// use keyroute::ring::parse_nodes;
+///
+/// let nodes = parse_nodes("10.0.0.1:80,10.0.0.2:80=2")?;
+/// let ring = FleetProfile::from_name("nginx")?.build(&nodes, &[])?;
+/// assert!(ring.get(b"/index.html").is_some());
+/// # Ok::<(), keyroute::engine::EngineError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct PointRing {
+    rules: PointRules,
+    nodes: Vec<NodeSpec>,
+    circle: Circle,
+    /// Nodes that keep their points but are skipped (nginx `down`): empty when none.
+    down: Vec<bool>,
+}
+
+impl PointRing {
+    /// A ring of `nodes` whose points `points` yields as `(position, node index)`, in the
+    /// order the peer puts them (the order decides ties under [`Dedup`]).
+    ///
+    /// # Errors
+    /// [`RingError::TooManyPoints`] above [`MAX_POINTS`]; node errors of
+    /// [`check_nodes`](super::check_nodes).
+    pub fn from_points(
+        rules: PointRules,
+        nodes: Vec<NodeSpec>,
+        points: impl IntoIterator<Item = (u64, u32)>,
+    ) -> Result<PointRing, EngineError> {
+        super::check_nodes(&nodes)?;
+        let mut entries: Vec<(u64, u32, u32)> = Vec::new();
+        for (seq, (p, owner)) in points.into_iter().enumerate() {
+            if entries.len() as u64 >= MAX_POINTS {
+                return Err(RingError::TooManyPoints(MAX_POINTS + 1).into());
+            }
+            debug_assert!((owner as usize) < nodes.len());
+            entries.push((p, seq as u32, owner));
+        }
+        // By position, then by the order they were put.
+        entries.sort_unstable();
+        let mut points = Vec::with_capacity(entries.len());
+        let mut owners = Vec::with_capacity(entries.len());
+        let mut i = 0;
+        while i < entries.len() {
+            let mut j = i + 1;
+            while j < entries.len() && entries[j].0 == entries[i].0 {
+                j += 1;
+            }
+            match rules.dedup {
+                Dedup::KeepFirst => {
+                    points.push(entries[i].0);
+                    owners.push(entries[i].2);
+                }
+                Dedup::KeepLast => {
+                    points.push(entries[j - 1].0);
+                    owners.push(entries[j - 1].2);
+                }
+                Dedup::KeepAll => {
+                    for e in &entries[i..j] {
+                        points.push(e.0);
+                        owners.push(e.2);
+                    }
+                }
+            }
+            i = j;
+        }
+        let circle = Circle::new(points, owners, rules.key_hash.bits());
+        Ok(PointRing {
+            rules,
+            nodes,
+            circle,
+            down: Vec::new(),
+        })
+    }
+
+    /// Marks nodes `down` (by index): they keep their points, and a key whose point is
+    /// theirs goes on to the next point (nginx's `hp->hash++`), at most
+    /// [`DOWN_TRIES`] points in all; past that nginx picks round-robin and
+    /// [`locate`](Self::locate) answers `None`.
+    pub fn with_down(mut self, down: &[usize]) -> PointRing {
+        self.down = alloc::vec![false; self.nodes.len()];
+        for &d in down {
+            if let Some(x) = self.down.get_mut(d) {
+                *x = true;
+            }
+        }
+        self
+    }
+
+    /// The ring's rules.
+    pub fn rules(&self) -> &PointRules {
+        &self.rules
+    }
+
+    /// The nodes, in the order given.
+    pub fn nodes(&self) -> &[NodeSpec] {
+        &self.nodes
+    }
+
+    /// Sorted positions (distinct unless the rules keep every point). Jedis' signed
+    /// positions appear with the sign bit flipped, java-hashcode's too.
+    pub fn positions(&self) -> &[u64] {
+        &self.circle.points
+    }
+
+    /// `owners()[i]` owns `positions()[i]`.
+    pub fn owners(&self) -> &[u32] {
+        &self.circle.owners
+    }
+
+    /// The hash of `key` on this circle (after the hash tag).
+    #[inline]
+    pub fn hash_key(&self, key: &[u8]) -> u64 {
+        self.rules.key_hash.hash(self.rules.tag.apply(key))
+    }
+
+    /// The index of the point owning position `h`.
+    #[inline]
+    pub fn point_for_hash(&self, h: u64) -> Option<usize> {
+        let c = &self.circle;
+        let len = c.len();
+        match self.rules.seek {
+            Seek::Ceiling => c.lower_bound(h, false),
+            Seek::Floor => c.lower_bound(h, true).map(|i| (i + len - 1) % len),
+            Seek::Closest => {
+                let next = c.lower_bound(h, false)?;
+                let prev = (next + len - 1) % len;
+                let (h32, n32, p32) = (h as u32, c.points[next] as u32, c.points[prev] as u32);
+                let dp = h32.wrapping_sub(p32);
+                let dn = n32.wrapping_sub(h32);
+                Some(if dp <= dn { prev } else { next })
+            }
+        }
+    }
+
+    /// The owner index of `key`.
+    #[inline]
+    pub fn locate(&self, key: &[u8]) -> Option<usize> {
+        let i = self.point_for_hash(self.hash_key(key))?;
+        let o = self.circle.owners[i] as usize;
+        if self.down.is_empty() {
+            return Some(o);
+        }
+        let len = self.circle.len();
+        (0..DOWN_TRIES)
+            .map(|t| self.circle.owners[(i + t) % len] as usize)
+            .find(|&o| !self.down[o])
+    }
+
+    /// Up to `n` distinct owners walking from `key`'s point in the lookup's direction
+    /// (clockwise; counter-clockwise for [`Seek::Floor`]).
+    pub fn walk(&self, key: &[u8], n: usize, out: &mut Vec<usize>) {
+        out.clear();
+        let want = n.min(self.nodes.len());
+        let Some(start) = self.point_for_hash(self.hash_key(key)) else {
+            return;
+        };
+        let len = self.circle.len();
+        let back = self.rules.seek == Seek::Floor;
+        let mut seen = alloc::vec![false; self.nodes.len()];
+        for step in 0..len {
+            if out.len() >= want {
+                break;
+            }
+            let i = if back {
+                (start + len - step % len) % len
+            } else {
+                (start + step) % len
+            };
+            let o = self.circle.owners[i] as usize;
+            if !seen[o] && self.down.get(o) != Some(&true) {
+                seen[o] = true;
+                out.push(o);
+            }
+        }
+    }
+
+    /// The name of node `i`.
+    pub(crate) fn name(&self, i: usize) -> &str {
+        &self.nodes[i].name
+    }
+}
+
+/// How many points nginx tries before it gives up on the hash (its 20 retries after the
+/// first point).
+pub const DOWN_TRIES: usize = 21;
+
+/// `v` as decimal text appended to `buf`.
+pub(crate) fn push_decimal(buf: &mut Vec<u8>, v: u64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    let mut v = v;
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&tmp[i..]);
+}
+
+/// A string made of `parts`.
+pub(crate) fn concat(parts: &[&[u8]]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        v.extend_from_slice(p);
+    }
+    v
+}
