@@ -19,8 +19,8 @@ pub(crate) struct Circle {
 }
 
 impl Circle {
-    /// Builds the index over already sorted `points`.
-    #[cfg(test)]
+    /// Builds the index over already sorted `points` (the engines' circles).
+    #[cfg(any(test, feature = "fleet"))]
     pub(crate) fn new(points: Vec<u64>, owners: Vec<u32>, bits: u32) -> Circle {
         Circle::with_table(points, owners, bits, Vec::new())
     }
