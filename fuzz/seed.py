@@ -133,6 +133,15 @@ def cache_inputs():
     )
 
 
+def configs():
+    """The pools each proxy ran for the fleet vectors (nginx upstreams, HAProxy backends,
+    twemproxy pools), as the readers take them."""
+    for name in ("nginx", "haproxy", "twemproxy"):
+        doc = json.loads((ROOT / "tests" / "vectors" / "fleet" / f"{name}.json").read_text())
+        for case in doc["cases"]:
+            yield case["config"].encode()
+
+
 SEEDS = {
     "key_slot": slot_keys,
     "node_list": node_lists,
@@ -142,6 +151,7 @@ SEEDS = {
     "serde_read": serde_docs,
     "service_request": service_requests,
     "cache_inputs": cache_inputs,
+    "config_read": configs,
 }
 
 

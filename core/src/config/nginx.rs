@@ -368,7 +368,7 @@ pub(super) fn read(
 }
 
 fn is_address_literal(server: &str) -> bool {
-    if server.len() >= 5 && server[..5].eq_ignore_ascii_case("unix:") {
+    if server.len() >= 5 && server.as_bytes()[..5].eq_ignore_ascii_case(b"unix:") {
         return true;
     }
     let (host, _) = crate::engine::fleet::nginx::host_port(server);
