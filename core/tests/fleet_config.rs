@@ -261,8 +261,14 @@ fn haproxy_refusals() {
 /// byte 4 or 5 panicked in the `unix:` prefix check (a str sliced inside a character).
 #[test]
 fn a_server_name_with_a_multibyte_character_is_read_not_a_panic() {
-    for server in ["loc\u{fffd}al:53", "lo\u{e9}\u{e9}x", "unix\u{e9}:/x", "\u{1f600}\u{1f600}"] {
-        let text = format!("upstream u {{\n hash $uri;\n server 10.0.0.1;\n server {server};\n}}\n");
+    for server in [
+        "loc\u{fffd}al:53",
+        "lo\u{e9}\u{e9}x",
+        "unix\u{e9}:/x",
+        "\u{1f600}\u{1f600}",
+    ] {
+        let text =
+            format!("upstream u {{\n hash $uri;\n server 10.0.0.1;\n server {server};\n}}\n");
         match read(&text, None) {
             Ok(cfg) => assert_eq!(cfg.servers.len(), 2),
             Err(e) => assert!(!e.code().as_str().is_empty()),
