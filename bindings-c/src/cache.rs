@@ -1534,7 +1534,7 @@ mod tests {
         assert!(o.config().is_ok());
         let s = keyroute_session_options::defaults();
         assert_eq!((s.ttl_ms, s.max_age_ms), (1_800_000, 0));
-        assert_eq!(s.config().unwrap().max_age, None);
+        assert_eq!(s.config().expect("the defaults are valid").max_age, None);
         assert_eq!(
             unsafe { keyroute_cache_options_default(ptr::null_mut()) },
             KEYROUTE_NULL_ARGUMENT
@@ -1587,7 +1587,7 @@ mod tests {
     fn redis_url() -> CString {
         let url = std::env::var("KEYROUTE_TEST_REDIS_URL")
             .expect("KEYROUTE_TEST_REDIS_URL: run under bindings-c/tests/with_redis.sh");
-        CString::new(url).unwrap()
+        CString::new(url).expect("KEYROUTE_TEST_REDIS_URL has no NUL byte")
     }
 
     fn last_message() -> String {
@@ -1624,7 +1624,7 @@ mod tests {
             "{}",
             last_message()
         );
-        let cache = unsafe { get(h, "cache") }.unwrap();
+        let cache = unsafe { get(h, "cache") }.expect("the handle just opened is live");
         let deadline = Instant::now() + Duration::from_secs(10);
         let follower = std::thread::scope(|s| {
             let leader = s.spawn(|| {
