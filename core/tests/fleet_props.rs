@@ -84,6 +84,37 @@ fn maglev_balance_and_disruption() {
     }
 }
 
+/// The paper's C++ loop as written (`b`, `j` as 64-bit integers), to hold
+/// [`jump_hash`]'s f64-kept loop to it.
+fn jump_as_the_paper_writes_it(mut key: u64, buckets: i32) -> i32 {
+    let (mut b, mut j) = (-1i64, 0i64);
+    while j < i64::from(buckets) {
+        b = j;
+        key = key.wrapping_mul(2_862_933_555_777_941_757).wrapping_add(1);
+        j = ((b + 1) as f64 * ((1i64 << 31) as f64 / ((key >> 33) + 1) as f64)) as i64;
+    }
+    b as i32
+}
+
+#[test]
+fn jump_is_the_papers_loop_for_every_bucket_count() {
+    let mut x = 0x243f_6a88_85a3_08d3u64;
+    for k in 0..200_000u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // Small, mid, and the largest bucket counts (where j may exceed 2^31).
+        let n = match k % 4 {
+            0 => (x >> 60) as u32 + 1,
+            1 => (x >> 44) as u32 + 1,
+            2 => (x >> 33) as u32 + 1,
+            _ => i32::MAX as u32 - (x >> 58) as u32,
+        };
+        let want = jump_as_the_paper_writes_it(x, n as i32);
+        assert_eq!(jump_hash(x, n), Some(want as u32), "key {x} buckets {n}");
+    }
+}
+
 #[test]
 fn jump_moves_only_to_the_new_bucket() {
     for k in 0..20_000u64 {
