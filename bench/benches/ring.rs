@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::time::SystemTime;
 
 use criterion::{criterion_group, BatchSize, Criterion, Throughput};
-use keyroute::ring::{Profile, Ring};
+use keyroute::ring::{md5_key_hashes_with, Md5Path, Profile, Ring};
 use keyroute_bench::report::{crate_version, CriterionRun, Row, Suite};
 
 #[path = "common/clock.rs"]
@@ -132,7 +132,37 @@ fn lookups(c: &mut Criterion<Clock>) {
         })
     });
     g.finish();
+
+    // The MD5 profiles in batches: 32 keys hashed at once where the CPU has AVX-512
+    // (md5_many.rs), against the same keys one by one, and the key hashing alone by each
+    // path.
+    let mut g = c.benchmark_group(KETAMA_BATCH);
+    g.throughput(Throughput::Elements(keys.len() as u64));
+    let ketama = Ring::with_nodes(Profile::libketama(), nodes.clone()).expect("ring");
+    g.bench_function("keyroute get_many_into 4096 keys", |b| {
+        b.iter(|| {
+            out.clear();
+            ketama.get_many_into(black_box(&keys), &mut out);
+            black_box(out.len())
+        })
+    });
+    g.bench_function("keyroute get_index one by one 4096 keys", |b| {
+        b.iter(|| {
+            out.clear();
+            out.extend(black_box(&keys).iter().map(|k| ketama.get_index(k)));
+            black_box(out.len())
+        })
+    });
+    let mut hashes = vec![0u32; keys.len()];
+    for path in Md5Path::ALL.into_iter().filter(|p| p.available()) {
+        g.bench_function(format!("md5 key hashes 4096 keys, {path:?} path"), |b| {
+            b.iter(|| black_box(md5_key_hashes_with(path, black_box(&keys), &mut hashes)))
+        });
+    }
+    g.finish();
 }
+
+const KETAMA_BATCH: &str = "lookup/batch libketama 100x160";
 
 fn builds(c: &mut Criterion<Clock>) {
     let mut g = c.benchmark_group("build");
@@ -311,6 +341,29 @@ fn report(run: &CriterionRun) {
                 "ns/key",
                 ns / 4096.0,
             )
+            .headline(),
+        );
+    }
+    if let (Some(many), Some(one)) = (
+        per_call(&format!("{KETAMA_BATCH}/keyroute get_many_into 4096 keys")),
+        per_call(&format!(
+            "{KETAMA_BATCH}/keyroute get_index one by one 4096 keys"
+        )),
+    ) {
+        suite.push(
+            Row::new(
+                "ring/libketama-get-many",
+                "Ring lookup",
+                "Rust Ring::get_many_into, libketama profile, 4096 keys of 16 B per call",
+                measure,
+                "ns/key",
+                many / 4096.0,
+            )
+            .note(format!(
+                "MD5 path {:?}; the same keys one by one: {:.1} ns/key in this run",
+                Md5Path::selected(),
+                one / 4096.0
+            ))
             .headline(),
         );
     }

@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use super::error::RingError;
 use super::hash::{ketama_point, key_hash, md5, native_point_from, native_prefix};
 use super::index::Circle;
+use super::md5_many::{self, Md5Path};
 use super::profile::{digests_for, Lookup, PointHash, Profile, Ties, WeightRule};
 use super::sort::{sort_by_less, sort_points};
 
@@ -474,14 +475,28 @@ impl Ring {
         I: IntoIterator<Item = K>,
         K: AsRef<[u8]>,
     {
-        const GROUP: usize = 32;
+        const GROUP: usize = md5_many::LANES;
         let mut keys = keys.into_iter();
         let mut hashes = [0u64; GROUP];
+        // MD5 profiles hash a group's short keys together (md5_many.rs).
+        let many = self.profile.hash() == PointHash::Md5 && Md5Path::selected() != Md5Path::Scalar;
         loop {
             let mut n = 0;
-            for (h, k) in hashes.iter_mut().zip(keys.by_ref()) {
-                *h = self.hash_key(k.as_ref());
-                n += 1;
+            if many {
+                let mut batch = md5_many::Batch::new();
+                for (h, k) in hashes.iter_mut().zip(keys.by_ref()) {
+                    let k = k.as_ref();
+                    if !batch.push(n, k) {
+                        *h = u64::from(md5_many::scalar(k));
+                    }
+                    n += 1;
+                }
+                batch.finish(|i, a| hashes[i] = u64::from(a));
+            } else {
+                for (h, k) in hashes.iter_mut().zip(keys.by_ref()) {
+                    *h = self.hash_key(k.as_ref());
+                    n += 1;
+                }
             }
             let mut owners = [NO_NODE; GROUP];
             for (o, &h) in owners.iter_mut().zip(&hashes[..n]) {

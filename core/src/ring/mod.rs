@@ -18,6 +18,7 @@ mod engine;
 mod error;
 mod hash;
 pub(crate) mod index;
+mod md5_many;
 pub(crate) mod profile;
 mod sort;
 mod spec;
@@ -26,6 +27,7 @@ pub use analysis::{diff, Arc, Diff, MovedArc};
 pub use engine::{Node, Ring, MAX_POINTS, NO_NODE};
 pub use error::{checked_weight, RingError};
 pub use hash::key_hash;
+pub use md5_many::{md5_key_hashes_with, Md5Path};
 pub use profile::{
     Lookup, PointHash, Profile, ProfileName, ProfileOptions, Ties, WeightRule,
     DEFAULT_NATIVE_VNODES, NATIVE_SIP_KEY,
