@@ -22,9 +22,10 @@ test-rust: setup-apt-core lint test-rust-nostd
 	# fastest this CPU has; a path the CPU lacks is ignored): bit-exactness of every path.
 	KEYROUTE_CRC16=table $(CARGO) test -p keyroute --lib --test 'slot_*'
 	KEYROUTE_CRC16=pclmul $(CARGO) test -p keyroute --lib --test 'slot_*'
-	# The ring suites again with the MD5 batch path forced to scalar (the default run takes
-	# AVX-512 where the CPU has it): batch lookups bit-exact on every path.
+	# The ring suites again with the MD5 batch path forced to scalar, then AVX2 (the default
+	# run takes AVX-512 where the CPU has it): batch lookups bit-exact on every path.
 	KEYROUTE_MD5=scalar $(CARGO) test -p keyroute --test 'ring_*'
+	KEYROUTE_MD5=avx2 $(CARGO) test -p keyroute --test 'ring_*'
 	@! $(CARGO) tree -p keyroute -e normal,build,dev --prefix none | grep -q '^redis ' || \
 	  { echo "keyroute (core) must not depend on the redis crate" >&2; exit 1; }
 	$(CARGO) test -p keyroute-redis

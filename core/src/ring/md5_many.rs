@@ -1,8 +1,9 @@
 //! Many keys' MD5 at once, for the MD5 profiles' batch lookups ([`Ring::get_many_into`],
 //! [`Ring::get_many_to_slice`]): 32 keys of up to 55 bytes (one MD5 block each) go
 //! through AVX-512 together, 16 lanes per register and two registers interleaved, where
-//! one MD5 is a chain of 64 dependent steps that leaves most of the core idle. Longer
-//! keys, other CPUs and WebAssembly take the scalar path (`md-5`).
+//! one MD5 is a chain of 64 dependent steps that leaves most of the core idle (AVX2: four
+//! registers of 8 lanes). Longer keys, other CPUs and WebAssembly take the scalar path
+//! (`md-5`).
 //!
 //! Only the first digest word is computed to the end: it is the key's point on the circle
 //! (bytes 0..4 of the digest, little-endian, [`key_hash`](super::key_hash)).
@@ -10,13 +11,13 @@
 //! Why hand-written: the one multi-buffer MD5 crate (`md5-many`) is a 0.1 alpha; this is
 //! the MD5 compression function over `core::arch` intrinsics, checked against `md-5` on
 //! every key length 0..=300 (`core/tests/ring_md5_paths.rs`), and the ring vector suites
-//! run once per path (`KEYROUTE_MD5=scalar|avx512`, mk/10-rust.mk).
+//! run once per path (`KEYROUTE_MD5=scalar|avx2`, mk/10-rust.mk).
 //!
 //! [`Ring::get_many_into`]: super::Ring::get_many_into
 //! [`Ring::get_many_to_slice`]: super::Ring::get_many_to_slice
 
 /// How the MD5 profiles hash keys in batches. With the `std` feature the environment
-/// variable `KEYROUTE_MD5` (`scalar`, `avx512`) forces a path that this CPU runs, read
+/// variable `KEYROUTE_MD5` (`scalar`, `avx2`, `avx512`) forces a path that this CPU runs, read
 /// once on first use (tests run every suite once per path this way).
 ///
 /// ```
@@ -38,13 +39,17 @@
 pub enum Md5Path {
     /// One key at a time (`md-5`); every target.
     Scalar,
-    /// 32 keys at a time over AVX-512F (x86_64), keys up to 55 bytes; longer ones scalar.
+    /// 32 keys at a time over AVX2 (x86_64: four registers of 8 lanes), keys up to 55
+    /// bytes; longer ones scalar.
+    Avx2,
+    /// 32 keys at a time over AVX-512F (x86_64: two registers of 16 lanes), keys up to 55
+    /// bytes; longer ones scalar.
     Avx512,
 }
 
 impl Md5Path {
     /// Every path, the scalar one first.
-    pub const ALL: [Self; 2] = [Self::Scalar, Self::Avx512];
+    pub const ALL: [Self; 3] = [Self::Scalar, Self::Avx2, Self::Avx512];
 
     /// Whether this CPU runs the path.
     #[must_use]
@@ -52,9 +57,11 @@ impl Md5Path {
         match self {
             Self::Scalar => true,
             #[cfg(all(target_arch = "x86_64", not(miri)))]
-            Self::Avx512 => avx512::available(),
+            Self::Avx2 => simd::has_avx2(),
+            #[cfg(all(target_arch = "x86_64", not(miri)))]
+            Self::Avx512 => simd::available(),
             #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-            Self::Avx512 => false,
+            Self::Avx2 | Self::Avx512 => false,
         }
     }
 
@@ -64,7 +71,7 @@ impl Md5Path {
     pub fn selected() -> Self {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         {
-            avx512::selected()
+            simd::selected()
         }
         #[cfg(not(all(target_arch = "x86_64", not(miri))))]
         {
@@ -83,7 +90,7 @@ pub fn md5_key_hashes_with<K: AsRef<[u8]>>(path: Md5Path, keys: &[K], out: &mut 
     }
     match path {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        Md5Path::Avx512 => {
+        Md5Path::Avx2 | Md5Path::Avx512 => {
             for (keys, out) in keys.chunks(LANES).zip(out.chunks_mut(LANES)) {
                 let mut batch = Batch::new();
                 for (i, (k, o)) in keys.iter().zip(out.iter_mut()).enumerate() {
@@ -91,7 +98,7 @@ pub fn md5_key_hashes_with<K: AsRef<[u8]>>(path: Md5Path, keys: &[K], out: &mut 
                         *o = scalar(k.as_ref());
                     }
                 }
-                batch.finish(|i, h| out[i] = h);
+                batch.finish_by(path, |i, h| out[i] = h);
             }
         }
         _ => {
@@ -154,17 +161,28 @@ impl Batch {
         true
     }
 
-    /// Hashes the batch and calls `put(position, hash)` for each key taken. Few keys are
-    /// hashed one by one (the SIMD pass costs the same for 1 key as for 32).
+    /// Hashes the batch by the [selected](Md5Path::selected) path and calls
+    /// `put(position, hash)` for each key taken.
     #[inline]
-    pub(crate) fn finish(&self, mut put: impl FnMut(usize, u32)) {
+    pub(crate) fn finish(&self, put: impl FnMut(usize, u32)) {
+        self.finish_by(Md5Path::selected(), put);
+    }
+
+    /// As [`finish`](Self::finish) by `path` (available). Few keys are hashed one by one
+    /// (the SIMD pass costs the same for 1 key as for 32).
+    #[inline]
+    pub(crate) fn finish_by(&self, path: Md5Path, mut put: impl FnMut(usize, u32)) {
         if self.len == 0 {
             return;
         }
         #[cfg(all(target_arch = "x86_64", not(miri)))]
-        if self.len > 2 && avx512::available() {
-            // SAFETY: AVX-512F is available (checked just above).
-            let a = unsafe { avx512::first_words(&self.words) };
+        if self.len > 2 && path != Md5Path::Scalar && path.available() {
+            let a = match path {
+                // SAFETY: AVX2 is available (checked just above).
+                Md5Path::Avx2 => unsafe { simd::first_words_avx2(&self.words) },
+                // SAFETY: AVX-512F is available (checked just above).
+                _ => unsafe { simd::first_words(&self.words) },
+            };
             for (&at, &a) in self.at[..self.len].iter().zip(&a) {
                 put(usize::from(at), a);
             }
@@ -185,7 +203,7 @@ impl Batch {
 }
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
-pub(crate) mod avx512 {
+pub(crate) mod simd {
     use core::arch::x86_64::{
         __m512i, _mm512_add_epi32, _mm512_loadu_si512, _mm512_rolv_epi32, _mm512_set1_epi32,
         _mm512_storeu_si512, _mm512_ternarylogic_epi32,
@@ -195,10 +213,16 @@ pub(crate) mod avx512 {
     use super::{Md5Path, LANES};
 
     cpufeatures::new!(avx512f_cpuid, "avx512f");
+    cpufeatures::new!(avx2_cpuid, "avx2");
 
     #[inline]
     pub(crate) fn available() -> bool {
         avx512f_cpuid::get()
+    }
+
+    #[inline]
+    pub(crate) fn has_avx2() -> bool {
+        avx2_cpuid::get()
     }
 
     /// 0: not yet decided; 1 scalar; 2 AVX-512.
@@ -209,6 +233,7 @@ pub(crate) mod avx512 {
         match SELECTED.load(Ordering::Relaxed) {
             0 => decide(),
             2 => Md5Path::Avx512,
+            3 => Md5Path::Avx2,
             _ => Md5Path::Scalar,
         }
     }
@@ -218,6 +243,8 @@ pub(crate) mod avx512 {
     fn decide() -> Md5Path {
         let detected = if available() {
             Md5Path::Avx512
+        } else if has_avx2() {
+            Md5Path::Avx2
         } else {
             Md5Path::Scalar
         };
@@ -225,6 +252,7 @@ pub(crate) mod avx512 {
         SELECTED.store(
             match path {
                 Md5Path::Avx512 => 2,
+                Md5Path::Avx2 => 3,
                 Md5Path::Scalar => 1,
             },
             Ordering::Relaxed,
@@ -237,6 +265,7 @@ pub(crate) mod avx512 {
     fn forced() -> Option<Md5Path> {
         match std::env::var_os("KEYROUTE_MD5")?.to_str()? {
             "scalar" => Some(Md5Path::Scalar),
+            "avx2" => Some(Md5Path::Avx2),
             "avx512" => Some(Md5Path::Avx512),
             _ => None,
         }
@@ -378,6 +407,60 @@ pub(crate) mod avx512 {
             let a = _mm512_add_epi32(*a, init[0]);
             // SAFETY: see above.
             unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(16 * half).cast(), a) };
+        }
+        out
+    }
+
+    /// [`first_words`] over AVX2: four registers of 8 lanes, the round functions from
+    /// and/or/xor (F = z ^ (x & (y ^ z)), G = y ^ (z & (x ^ y)), H = x ^ y ^ z,
+    /// I = y ^ (x | !z)) and the rotations from two shifts.
+    #[target_feature(enable = "avx2")]
+    pub(crate) fn first_words_avx2(words: &[[u32; LANES]; 16]) -> [u32; LANES] {
+        use core::arch::x86_64::{
+            __m256i, _mm256_add_epi32, _mm256_and_si256, _mm256_loadu_si256, _mm256_or_si256,
+            _mm256_set1_epi32, _mm256_sll_epi32, _mm256_srl_epi32, _mm256_storeu_si256,
+            _mm256_xor_si256, _mm_cvtsi32_si128,
+        };
+        const Q: usize = LANES / 8;
+        // SAFETY (every load/store below): `words[j]` and `out` are LANES = 32 u32s, read
+        // or written as four unaligned 32-byte quarters.
+        let load =
+            |j: usize, q: usize| unsafe { _mm256_loadu_si256(words[j].as_ptr().add(8 * q).cast()) };
+        let mut m = [[_mm256_set1_epi32(0); 16]; Q];
+        for (q, m) in m.iter_mut().enumerate() {
+            for (j, w) in m.iter_mut().enumerate() {
+                *w = load(j, q);
+            }
+        }
+        let ones = _mm256_set1_epi32(-1);
+        let init = INIT.map(|v| _mm256_set1_epi32(v as i32));
+        let mut st = [init; Q];
+        for i in 0..64 {
+            let k = _mm256_set1_epi32(K[i] as i32);
+            let left = _mm_cvtsi32_si128(S[i] as i32);
+            let right = _mm_cvtsi32_si128(32 - S[i] as i32);
+            let g = word(i);
+            for (q, [a, b, c, d]) in st.iter_mut().enumerate() {
+                let f: __m256i = match i / 16 {
+                    0 => _mm256_xor_si256(*d, _mm256_and_si256(*b, _mm256_xor_si256(*c, *d))),
+                    1 => _mm256_xor_si256(*c, _mm256_and_si256(*d, _mm256_xor_si256(*b, *c))),
+                    2 => _mm256_xor_si256(_mm256_xor_si256(*b, *c), *d),
+                    _ => _mm256_xor_si256(*c, _mm256_or_si256(*b, _mm256_xor_si256(*d, ones))),
+                };
+                let t = _mm256_add_epi32(_mm256_add_epi32(*a, f), _mm256_add_epi32(k, m[q][g]));
+                let t = _mm256_or_si256(_mm256_sll_epi32(t, left), _mm256_srl_epi32(t, right));
+                let t = _mm256_add_epi32(*b, t);
+                *a = *d;
+                *d = *c;
+                *c = *b;
+                *b = t;
+            }
+        }
+        let mut out = [0u32; LANES];
+        for (q, [a, ..]) in st.iter().enumerate() {
+            let a = _mm256_add_epi32(*a, init[0]);
+            // SAFETY: see above.
+            unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(8 * q).cast(), a) };
         }
         out
     }
