@@ -175,6 +175,8 @@ impl Batch {
         if self.len == 0 {
             return;
         }
+        #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+        let _ = path; // only the scalar path here
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         if self.len > 2 && path != Md5Path::Scalar && path.available() {
             let a = match path {
