@@ -8,7 +8,7 @@ use super::hash::{ketama_point, key_hash, md5, native_point_from, native_prefix}
 use super::index::Circle;
 use super::md5_many::{self, Md5Path};
 use super::profile::{digests_for, Lookup, PointHash, Profile, Ties, WeightRule};
-use super::sort::{sort_by_less, sort_points};
+use super::sort::{sort_by_less, sort_points, sort_split};
 
 /// The node index [`Ring::get_many_to_slice`] writes for a key on an empty ring.
 pub const NO_NODE: u32 = u32::MAX;
@@ -645,24 +645,11 @@ impl Ring {
                 }
             }
         }
-        let (mut points, mut owners) = (Vec::new(), Vec::new());
-        if p.hash() == PointHash::Md5 {
-            sort_points(&mut entries);
-            points.reserve(entries.len());
-            owners.reserve(entries.len());
-            for e in entries {
-                points.push(e >> 32);
-                owners.push(e as u32);
-            }
+        let (points, mut owners) = if p.hash() == PointHash::Md5 {
+            sort_split(entries, |e| (e >> 32, e as u32))
         } else {
-            sort_points(&mut wide);
-            points.reserve(wide.len());
-            owners.reserve(wide.len());
-            for (pt, r) in wide {
-                points.push(pt);
-                owners.push(r);
-            }
-        }
+            sort_split(wide, |e| e)
+        };
         order_ties(&points, &mut owners, p.ties(), &self.nodes);
         self.circle = Circle::with_table(
             points,

@@ -69,6 +69,92 @@ pub(crate) fn bucket_sort<T: RadixKey + Ord>(v: &mut Vec<T>) {
     *v = out;
 }
 
+/// Sorts a build's entries by their own order and splits each into its (point, owner)
+/// pair: the two arrays a circle keeps. With the bucket sort the items are scattered
+/// straight into those two arrays (no sorted copy of the entries, no second pass to split
+/// it: a native 1000 x 160 build ~8% faster, half the scratch memory; measured side by
+/// side in `bench/benches/ring.rs` on a busy machine); `split` must keep
+/// the order (the pairs compare as the entries do).
+pub(crate) fn sort_split<T: RadixKey + Ord>(
+    mut v: Vec<T>,
+    split: impl Fn(T) -> (u64, u32),
+) -> (Vec<u64>, Vec<u32>) {
+    let n = v.len();
+    if cfg!(feature = "small-sort") || n < 64 {
+        sort_points(&mut v);
+        return v.into_iter().map(split).unzip();
+    }
+    let bits = (usize::BITS - 1 - (n - 1).leading_zeros()).min(23);
+    let shift = 64 - bits;
+    let mut ends = alloc::vec![0u32; (1usize << bits) + 1];
+    for x in v.iter() {
+        ends[(x.key() >> shift) as usize + 1] += 1;
+    }
+    let mut fullest = 0;
+    for b in 1..ends.len() {
+        fullest = fullest.max(ends[b]);
+        ends[b] += ends[b - 1];
+    }
+    // Filled in order first (not `vec![0; n]`, whose fresh zero pages would then fault in
+    // the scatter's random order: 45% slower, measured).
+    let mut points: Vec<u64> = Vec::with_capacity(n);
+    points.resize(n, 1);
+    let mut owners: Vec<u32> = Vec::with_capacity(n);
+    owners.resize(n, 1);
+    for &x in v.iter() {
+        let b = (x.key() >> shift) as usize;
+        let at = ends[b] as usize;
+        (points[at], owners[at]) = split(x);
+        ends[b] += 1;
+    }
+    drop(v);
+    if fullest <= 32 {
+        insertion_sort_pairs(&mut points, &mut owners);
+    } else {
+        let mut from = 0;
+        let mut pairs: Vec<(u64, u32)> = Vec::new();
+        for &end in &ends[..ends.len() - 1] {
+            let end = end as usize;
+            match end - from {
+                0 | 1 => {}
+                2..=16 => insertion_sort_pairs(&mut points[from..end], &mut owners[from..end]),
+                _ => {
+                    pairs.clear();
+                    pairs.extend(
+                        points[from..end]
+                            .iter()
+                            .copied()
+                            .zip(owners[from..end].iter().copied()),
+                    );
+                    pairs.sort_unstable();
+                    for (i, (p, o)) in pairs.iter().enumerate() {
+                        points[from + i] = *p;
+                        owners[from + i] = *o;
+                    }
+                }
+            }
+            from = end;
+        }
+    }
+    (points, owners)
+}
+
+/// Sorts two parallel slices by (point, owner), for short runs out of place.
+#[inline]
+fn insertion_sort_pairs(points: &mut [u64], owners: &mut [u32]) {
+    for i in 1..points.len() {
+        let (p, o) = (points[i], owners[i]);
+        let mut j = i;
+        while j > 0 && (points[j - 1], owners[j - 1]) > (p, o) {
+            points[j] = points[j - 1];
+            owners[j] = owners[j - 1];
+            j -= 1;
+        }
+        points[j] = p;
+        owners[j] = o;
+    }
+}
+
 /// Sorts a short slice.
 #[inline]
 fn insertion_sort<T: Copy + Ord>(s: &mut [T]) {
