@@ -280,6 +280,41 @@ def test_get_many_accepts_iterables_and_is_stable_under_changes() -> None:
     assert ring.get_many(keys) == want
 
 
+def test_changes_in_place_answer_as_a_fresh_ring() -> None:
+    # With no reader holding the ring, add/remove/set_weight change it in place (one str
+    # appended or dropped): after any sequence the names, weights and answers are those
+    # of a ring built from scratch with the same nodes in the same order.
+    import random
+
+    rng = random.Random(7)
+    ring = Ring({f"n{i}": 1 for i in range(20)})
+    live = {f"n{i}": 1 for i in range(20)}
+    keys = [f"k{i}" for i in range(2000)]
+    for step in range(300):
+        op = rng.randrange(3)
+        if op == 0 or len(live) < 3:
+            name = f"x{step}"
+            w = rng.randrange(1, 4)
+            ring.add(name, w)
+            live[name] = w
+        elif op == 1:
+            name = rng.choice(list(live))
+            ring.remove(name)
+            del live[name]
+        else:
+            name = rng.choice(list(live))
+            w = rng.randrange(1, 4)
+            ring.set_weight(name, w)
+            live[name] = w
+        if step % 25 == 0:
+            fresh = Ring(dict(live))
+            assert ring.nodes == list(live)
+            assert ring.get_many(keys) == fresh.get_many(keys)
+    assert ring.nodes == list(live)
+    assert [ring.weight(n) for n in live] == list(live.values())
+    assert ring.get_many(keys) == Ring(dict(live)).get_many(keys)
+
+
 def test_get_many_reads_every_kind_of_sequence_across_chunks() -> None:
     # More keys than one internal chunk (4096), mixing str, bytes and their subclasses;
     # lists and tuples are read by index, anything else through iteration.
