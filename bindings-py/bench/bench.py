@@ -151,6 +151,7 @@ def main() -> int:
         "native_bytes": (loop(native.get, BKEYS), k),
         # 3. native get_many.
         "many_bytes": (lambda: native.get_many(BIG), b),
+        "many_indexes": (lambda: native.get_many_indexes(BIG), b),
         "many_str": (lambda: native.get_many(BIG_STR), b),
         "many_ketama": (lambda: ketama.get_many(BIG), b),
         "many_uh_profile": (lambda: uh_ring.get_many(BIG_STR), b),
@@ -173,6 +174,8 @@ def main() -> int:
     row("Ring.get native (bytes key)", t["native_bytes"], None, "<= 300 ns", clock=cpu)
     row("Ring.get_many native, 100k bytes keys", t["many_bytes"], None, "<= 40 ns/key",
         clock=cpu)
+    row("Ring.get_many_indexes native, 100k bytes keys", t["many_indexes"], None,
+        "<= 20 ns/key", clock=cpu)
     row("Ring.get_many native, 100k str keys", t["many_str"], None, "<= 40 ns/key", clock=cpu)
     row("Ring.get_many native, 10k str keys", t["many_10k"], None, "<= 40 ns/key", clock=cpu)
     row("Ring.get_many libketama, 100k bytes keys", t["many_ketama"], None, "", clock=cpu)

@@ -338,6 +338,37 @@ impl PyRing {
         })
     }
 
+    /// The owner index (into `nodes`) of every key as an `array.array('i')`, -1 for each
+    /// on an empty ring: shard numbers without a str per key (as JS `getManyIndexes`).
+    /// Computed without the GIL for batches of 256 keys or more. At most
+    /// MAX_KEYS_PER_CALL keys.
+    fn get_many_indexes<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        guard(|| {
+            let st = self.snapshot();
+            let ring = &st.ring;
+            let mut out: Vec<u32> = Vec::new();
+            batch(py, keys, &mut out, |ks, out| {
+                let start = out.len();
+                out.resize(start + ks.len(), NO_NODE);
+                ring.get_many_to_slice(ks, &mut out[start..]);
+            })?;
+            // NO_NODE (u32::MAX) reads as -1 in a signed array.
+            let bytes = PyBytes::new_with(py, out.len() * 4, |buf| {
+                for (b, i) in buf.chunks_exact_mut(4).zip(&out) {
+                    b.copy_from_slice(&i.to_ne_bytes());
+                }
+                Ok(())
+            })?;
+            let array = py.import("array")?.getattr("array")?.call1(("i",))?;
+            array.call_method1("frombytes", (bytes,))?;
+            Ok(array)
+        })
+    }
+
     /// Adds a node (weight >= 1). Raises RingError if it is already on the ring.
     #[pyo3(signature = (node, weight=None))]
     fn add(

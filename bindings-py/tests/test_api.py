@@ -280,6 +280,22 @@ def test_get_many_accepts_iterables_and_is_stable_under_changes() -> None:
     assert ring.get_many(keys) == want
 
 
+def test_get_many_indexes_is_an_int_array_of_get_many() -> None:
+    import array
+
+    ring = Ring({f"n{i}": 1 + i % 3 for i in range(9)})
+    keys: list[str | bytes] = [f"k{i}" for i in range(5000)] + [b"", "\u00e9", b"\xff"]
+    idx = ring.get_many_indexes(keys)
+    assert isinstance(idx, array.array) and idx.typecode == "i"
+    assert len(idx) == len(keys)
+    assert [ring.nodes[i] for i in idx] == ring.get_many(keys)
+    # An empty ring: -1 for every key; no keys: an empty array.
+    assert list(Ring().get_many_indexes(["a", "b"])) == [-1, -1]
+    assert len(ring.get_many_indexes([])) == 0
+    with pytest.raises(TypeError):
+        ring.get_many_indexes([1])
+
+
 def test_changes_in_place_answer_as_a_fresh_ring() -> None:
     # With no reader holding the ring, add/remove/set_weight change it in place (one str
     # appended or dropped): after any sequence the names, weights and answers are those
