@@ -6,7 +6,7 @@ use std::ptr;
 
 use keyroute_core::error::ErrorCode;
 use keyroute_core::ring::{
-    checked_weight, diff, parse_nodes, Diff, Profile, ProfileName, ProfileOptions, Ring,
+    checked_weight, diff, parse_nodes, Diff, Profile, ProfileName, ProfileOptions, Ring, NO_NODE,
 };
 
 use crate::ffi::{
@@ -310,8 +310,17 @@ pub unsafe extern "C" fn keyroute_ring_get_many(
                 array_mut(indexes_out, count, "indexes_out")?,
             )
         };
-        for (o, k) in out.iter_mut().zip(keys.iter()) {
-            *o = r.ring.get_index(k).unwrap_or(usize::MAX);
+        // Through core's batch lookup (MD5 profiles hash many keys at once), 256 keys at
+        // a time into a stack buffer.
+        let mut idx = [NO_NODE; 256];
+        let mut keys = keys.iter();
+        for out in out.chunks_mut(idx.len()) {
+            let n = r
+                .ring
+                .get_many_to_slice(keys.by_ref().take(out.len()), &mut idx[..out.len()]);
+            for (o, &i) in out.iter_mut().zip(&idx[..n]) {
+                *o = if i == NO_NODE { usize::MAX } else { i as usize };
+            }
         }
         Ok(())
     })
