@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 
 use super::error::RingError;
 use super::hash::{ketama_point, key_hash, md5, native_point_from, native_prefix};
-use super::index::Circle;
+use super::index::{log_buckets, Circle};
 use super::md5_many::{self, Md5Path};
 use super::profile::{digests_for, Lookup, PointHash, Profile, Ties, WeightRule};
 use super::sort::{sort_by_less, sort_points, sort_split};
@@ -645,18 +645,23 @@ impl Ring {
                 }
             }
         }
-        let (points, mut owners) = if p.hash() == PointHash::Md5 {
-            sort_split(entries, |e| (e >> 32, e as u32))
+        // The sort buckets by the index's buckets and hands back the index too.
+        let log = log_buckets(count as usize, p.hash().bits());
+        let (points, mut owners, table) = if p.hash() == PointHash::Md5 {
+            sort_split(entries, |e| (e >> 32, e as u32), log)
         } else {
-            sort_split(wide, |e| e)
+            sort_split(wide, |e| e, log)
         };
         order_ties(&points, &mut owners, p.ties(), &self.nodes);
-        self.circle = Circle::with_table(
-            points,
-            owners,
-            p.hash().bits(),
-            core::mem::take(&mut self.circle.table),
-        );
+        self.circle = match table {
+            Some(table) => Circle::with_built_table(points, owners, p.hash().bits(), table),
+            None => Circle::with_table(
+                points,
+                owners,
+                p.hash().bits(),
+                core::mem::take(&mut self.circle.table),
+            ),
+        };
         Ok(())
     }
 }

@@ -56,7 +56,30 @@ impl Circle {
         }
     }
 
-    /// Number of points.
+    /// The circle over already sorted `points` with its index already built (`table`:
+    /// the start of each of the `2^log_buckets(len)` buckets, then the length), as
+    /// [`sort_split`](super::sort::sort_split) returns it.
+    pub(crate) fn with_built_table(
+        points: Vec<u64>,
+        owners: Vec<u32>,
+        bits: u32,
+        table: Vec<u32>,
+    ) -> Circle {
+        let (buckets, shift) = layout(points.len(), bits);
+        debug_assert_eq!(table.len(), buckets + 1);
+        debug_assert_eq!(
+            Circle::with_table(points.clone(), owners.clone(), bits, Vec::new()).table,
+            table
+        );
+        Circle {
+            points,
+            owners,
+            table,
+            shift,
+            bits,
+        }
+    }
+
     /// The circle after points were inserted into or removed from the arrays (`changed`:
     /// those points, sorted): when the bucket layout stays the same, the old index
     /// (`table`, built for `old_shift`) is shifted by the number of changed points before
@@ -162,6 +185,11 @@ impl Circle {
 /// lookups: there are 0.5–1 points per bucket on average) take a binary search. 2 beat
 /// 4 by a third on lookups (fewer loads and compares per key, measured).
 const SCAN: usize = 2;
+
+/// log2 of the number of buckets of the index of `len` points on a `bits`-bit circle.
+pub(crate) fn log_buckets(len: usize, bits: u32) -> u32 {
+    layout(len, bits).0.trailing_zeros()
+}
 
 /// The number of buckets of the index of `len` points, and the shift from a point to its
 /// bucket.
