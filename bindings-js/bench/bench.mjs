@@ -55,11 +55,25 @@ add('nodeHashringMany', 'keyroute Ring.getManyIndexes node-hashring (one call)',
 add('nativeMany', 'keyroute Ring.getManyIndexes native (one call)', () => new Ring(servers), (ring) => {
   sink += ring.getManyIndexes(keys)[N - 1];
 });
+// The same keys already encoded ({data, ends}: callers that keep keys as bytes).
+const packedKeys = (() => {
+  const data = new TextEncoder().encode(keys.join(''));
+  const ends = new Uint32Array(N);
+  let end = 0;
+  for (let i = 0; i < N; i++) ends[i] = end += Buffer.byteLength(keys[i]);
+  return { data, ends };
+})();
+add('nativeManyPacked', 'keyroute Ring.getManyIndexes native, packed {data, ends} (one call)', () => new Ring(servers), (ring) => {
+  sink += ring.getManyIndexes(packedKeys)[N - 1];
+});
 add('cks', 'cluster-key-slot (loop)', () => null, () => {
   for (let i = 0; i < N; i++) sink += clusterKeySlot(keys[i]);
 });
 add('keySlots', 'keyroute keySlots (one call)', () => null, () => {
   sink += keySlots(keys)[N - 1];
+});
+add('keySlotsPacked', 'keyroute keySlots, packed {data, ends} (one call)', () => null, () => {
+  sink += keySlots(packedKeys)[N - 1];
 });
 add('keySlot', 'keyroute keySlot (loop)', () => null, () => {
   for (let i = 0; i < N; i++) sink += keySlot(keys[i]);
@@ -70,14 +84,15 @@ function sameRing(profile) {
   const peer = new HashRing(servers);
   const ring = new Ring(servers, { profile });
   const got = ring.getMany(keys);
+  const packedGot = ring.getMany(packedKeys);
   ring.free();
-  return got.every((owner, i) => owner === peer.get(keys[i]));
+  return got.every((owner, i) => owner === peer.get(keys[i]) && packedGot[i] === owner);
 }
 const same = {
   nodeHashring: sameRing('node-hashring'),
   libketama: sameRing('libketama'),
   native: sameRing('native'),
-  slots: Array.from(keySlots(keys)).every((s, i) => s === clusterKeySlot(keys[i])),
+  slots: Array.from(keySlots(keys)).every((s, i) => s === clusterKeySlot(keys[i])) && keySlots(packedKeys).every((s, i) => s === clusterKeySlot(keys[i])),
 };
 if (!same.nodeHashring) throw new Error('node-hashring profile and npm hashring disagree: the like-for-like rows would be wrong');
 
@@ -109,7 +124,9 @@ const rows = [
     : 'another algorithm: libketama weighting vs npm hashring'),
   row('ring-native', 'Ring.get, native profile vs npm hashring', 'native', 'hashring', same.native, 'another algorithm: the SipHash-1-3 native ring vs npm hashring (MD5)'),
   row('ring-native-batch', 'Ring.getManyIndexes (one call), native profile vs npm hashring get', 'nativeMany', 'hashring', same.native, 'another algorithm (native)'),
+  row('ring-native-batch-packed', 'Ring.getManyIndexes (one call, keys packed as {data, ends}), native profile vs npm hashring get', 'nativeManyPacked', 'hashring', same.native, 'another algorithm (native); keys already UTF-8'),
   row('slots-batch', 'keySlots (one call) vs cluster-key-slot', 'keySlots', 'cks', same.slots, 'identical answers on these keys (they have no empty hash tag)'),
+  row('slots-batch-packed', 'keySlots (one call, keys packed as {data, ends}) vs cluster-key-slot', 'keySlotsPacked', 'cks', same.slots, 'identical answers on these keys; keys already UTF-8'),
   row('slots-loop', 'keySlot (loop) vs cluster-key-slot', 'keySlot', 'cks', same.slots, 'identical answers on these keys'),
 ];
 

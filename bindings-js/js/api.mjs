@@ -135,12 +135,19 @@ export function createApi(wasm, scripts) {
     if (typeof key === 'string') {
       if (key.length > LIMITS.keyBytes) tooLargeKey(key.length, what);
       b = encoder.encode(text(key, what));
-    } else if (key instanceof Uint8Array) b = key;
+      if (b.length > LIMITS.keyBytes) tooLargeKey(b.length, what);
+    } else b = byteKey(key, what);
+    if (b.length > PROBE_AT) wasm.rawRoom(b.length);
+    return b;
+  }
+  // A key given as bytes (any view, or an ArrayBuffer), as a Uint8Array.
+  function byteKey(key, what) {
+    let b;
+    if (key instanceof Uint8Array) b = key;
     else if (ArrayBuffer.isView(key)) b = new Uint8Array(key.buffer, key.byteOffset, key.byteLength);
     else if (key instanceof ArrayBuffer) b = new Uint8Array(key);
     else fail('BAD_TYPE', `${what} must be a string or a Uint8Array, not ${describe(key)}`);
     if (b.length > LIMITS.keyBytes) tooLargeKey(b.length, what);
-    if (b.length > PROBE_AT) wasm.rawRoom(b.length);
     return b;
   }
   function tooLargeKey(n, what) {
@@ -238,6 +245,150 @@ export function createApi(wasm, scripts) {
     if (length + ends.length * 4 > PROBE_AT) wasm.rawRoom(length + ends.length * 8);
     if (scratch.length > 1 << 26) scratch = new Uint8Array(1 << 16); // do not hold on to a large buffer
     return [data, ends];
+  }
+
+  // ---------------------------------------------------------------- the key buffer
+  //
+  // Batch key calls (getManyIndexes, getMany, keySlots, groupBySlot, ownersOfKeys) read
+  // their keys from one buffer in wasm memory (RawKeys, reused across calls): the keys'
+  // bytes go straight in (TextEncoder.encodeInto on a view of the memory: string keys
+  // are joined a chunk at a time, and a chunk that encodes to as many bytes as it has
+  // characters is ASCII, so its strings' lengths are its keys' byte lengths), the end
+  // offsets beside them, and the call writes one answer per key behind the offsets, which
+  // are copied out once. Keys already packed ({data, ends}) are copied in as they are.
+  // A call that can allocate in wasm (RawKeys.reserve) may grow the memory, which
+  // detaches every view of it: views are made again after it.
+  const memory = wasm.RawKeys.memory();
+  const CHUNK = 512;
+  const keyBuffer = () => ({ raw: new wasm.RawKeys(), n: 0, cap: 0, ptr: 0, words: 0, data: null, ends: null });
+  const sharedKeys = keyBuffer();
+  // A getter of a key list that calls keyroute while the shared buffer is being filled
+  // gets a buffer of its own.
+  let packing = false;
+
+  function keyViews(kb) {
+    const buf = memory.buffer;
+    kb.data = new Uint8Array(buf, kb.ptr, kb.cap);
+    kb.ends = new Uint32Array(buf, kb.words, kb.n);
+  }
+  // Room for kb.n keys and `cap` bytes, keeping what is written.
+  function keyRoom(kb, cap) {
+    if (cap > LIMITS.batchBytes) tooManyBytes();
+    kb.ptr = kb.raw.reserve(kb.n, cap);
+    kb.words = kb.raw.words();
+    kb.cap = cap;
+    keyViews(kb);
+  }
+  function keyNeed(kb, bytes) {
+    if (bytes > LIMITS.batchBytes) tooManyBytes();
+    if (bytes > kb.cap) keyRoom(kb, Math.min(Math.max(bytes, kb.cap * 2), LIMITS.batchBytes));
+  }
+  function tooManyBytes() {
+    fail('TOO_LARGE', `the keys of one call hold more than ${LIMITS.batchBytes} bytes (1 GiB); split the batch`);
+  }
+
+  // Keys already encoded: {data: Uint8Array, ends: Uint32Array}, key i being
+  // data[ends[i-1]..ends[i]] (ends[-1] = 0). Recognized on a plain object (not iterable)
+  // with `data` or `ends`.
+  function isPacked(x) {
+    return x !== null && typeof x === 'object' && !Array.isArray(x) && !ArrayBuffer.isView(x) && !(x instanceof String) && typeof x[Symbol.iterator] !== 'function' && ('ends' in x || 'data' in x);
+  }
+  function packedInto(kb, p, what) {
+    const { data, ends } = p;
+    if (!(data instanceof Uint8Array)) fail('BAD_TYPE', `${what}.data must be a Uint8Array holding the keys' bytes, not ${describe(data)}`);
+    if (!(ends instanceof Uint32Array)) fail('BAD_TYPE', `${what}.ends must be a Uint32Array of each key's end offset in data, not ${describe(ends)}`);
+    if (ends.length > LIMITS.batchKeys) tooMany(ends.length, what);
+    if (data.length > LIMITS.batchBytes) tooManyBytes();
+    kb.n = ends.length;
+    keyRoom(kb, data.length);
+    kb.data.set(data);
+    kb.ends.set(ends);
+    return data.length;
+  }
+
+  // Writes `keys` into kb; returns their length in bytes.
+  function keysInto(kb, keys, what) {
+    if (isPacked(keys)) return packedInto(kb, keys, what);
+    keys = list(keys, what);
+    const n = keys.length;
+    // Sizes first: nothing is allocated for a batch above the limits.
+    let chars = 0;
+    for (let i = 0; i < n; i++) {
+      const k = keys[i];
+      if (typeof k === 'string') {
+        if (k.length > LIMITS.keyBytes) tooLargeKey(k.length, `${what}[${i}]`);
+        chars += k.length;
+      }
+    }
+    kb.n = n;
+    keyRoom(kb, Math.min(chars, LIMITS.batchBytes + 1));
+    let off = 0;
+    for (let i = 0; i < n; i += CHUNK) {
+      const chunk = keys.slice(i, i + CHUNK); // each key read once
+      if (kb.ends.length !== n) keyViews(kb); // a getter grew the memory
+      let m = 0;
+      while (m < chunk.length && typeof chunk[m] === 'string') m++;
+      if (m === chunk.length) {
+        const s = m === 1 ? chunk[0] : chunk.join('');
+        keyNeed(kb, off + s.length);
+        const { read, written } = encoder.encodeInto(s, kb.data.subarray(off, off + s.length));
+        if (read === s.length && written === read) {
+          const ends = kb.ends;
+          for (let j = 0; j < m; j++) {
+            off += chunk[j].length;
+            ends[i + j] = off;
+          }
+          continue;
+        }
+      }
+      for (let j = 0; j < chunk.length; j++) off = keyInto(kb, off, chunk[j], what, i + j);
+    }
+    return off;
+  }
+  // One key of a list at byte `off`; returns its end.
+  function keyInto(kb, off, k, what, i) {
+    if (typeof k === 'string') {
+      if (!wellFormed(k)) text(k, `${what}[${i}]`);
+      keyNeed(kb, off + k.length);
+      const { read, written } = encoder.encodeInto(k, kb.data.subarray(off));
+      if (read === k.length) off += written;
+      else {
+        const b = encoder.encode(k);
+        if (b.length > LIMITS.keyBytes) tooLargeKey(b.length, `${what}[${i}]`);
+        keyNeed(kb, off + b.length);
+        kb.data.set(b, off);
+        off += b.length;
+      }
+    } else {
+      const b = byteKey(k, `${what}[${i}]`);
+      keyNeed(kb, off + b.length);
+      kb.data.set(b, off);
+      off += b.length;
+    }
+    kb.ends[i] = off;
+    return off;
+  }
+
+  // Runs `call(raw keys, count, bytes)` on `keys` and returns its answers as a new
+  // `Out` (Int32Array or Uint16Array).
+  function withKeys(keys, what, call, Out) {
+    const nested = packing;
+    const kb = nested ? keyBuffer() : sharedKeys;
+    packing = true;
+    try {
+      const len = keysInto(kb, keys, what);
+      guard(() => call(kb.raw, kb.n, len));
+      const at = kb.words + 4 * kb.n;
+      if (Out === Uint16Array) return new Uint16Array(new Uint32Array(memory.buffer, at, kb.n));
+      return new Out(memory.buffer, at, kb.n).slice();
+    } finally {
+      packing = nested;
+      // Do not hold on to a large buffer (nor to one of a nested call).
+      if (nested || kb.cap + 8 * kb.n > 1 << 26) {
+        kb.raw.free();
+        if (!nested) Object.assign(kb, keyBuffer());
+      }
+    }
   }
 
   function decode(b) {
@@ -456,8 +607,7 @@ export function createApi(wasm, scripts) {
     /** The owner index (into `names`) of each key, -1 on an empty ring. */
     getManyIndexes(keys) {
       const h = this.#h;
-      const [data, ends] = pack(keys);
-      return guard(() => h.getManyPacked(data, ends));
+      return withKeys(keys, 'keys', (k, n, len) => h.getManyKeys(k, n, len), Int32Array);
     }
 
     /** Where `key` hashes on the circle (a bigint below 2**bits). */
@@ -621,8 +771,7 @@ export function createApi(wasm, scripts) {
   }
 
   function keySlots(keys) {
-    const [data, ends] = pack(keys);
-    return guard(() => wasm.rawKeySlotsPacked(data, ends));
+    return withKeys(keys, 'keys', wasm.rawKeySlotsKeys, Uint16Array);
   }
 
   /**
@@ -897,8 +1046,18 @@ export function createApi(wasm, scripts) {
     /** The owner index of each key's slot (0xFFFFFFFF: unassigned), in one call. */
     ownersOfKeys(keys) {
       const h = this.#h;
-      const [data, ends] = pack(keys);
-      return guard(() => h.ownersOfKeysPacked(data, ends));
+      const slots = keySlots(keys);
+      // The owner of each key's slot, from the owners of all slots (0xFFFF: none).
+      return guard(() => {
+        // owners() holds indexes as 16 bits: a map of 65535 nodes or more asks per slot.
+        const table = h.summary()[2] < 0xffff ? h.owners() : null;
+        const out = new Uint32Array(slots.length);
+        for (let i = 0; i < slots.length; i++) {
+          const o = table ? table[slots[i]] : h.owner(BigInt(slots[i]));
+          out[i] = o === 0xffff || o < 0 ? 0xffffffff : o;
+        }
+        return out;
+      });
     }
 
     /** The owner index of all 16384 slots as a Uint16Array (0xFFFF: unassigned). */

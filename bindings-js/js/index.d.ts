@@ -14,6 +14,17 @@ export type Key = string | Uint8Array;
 export type Keys = Iterable<Key> & object;
 
 /**
+ * Keys already encoded, for the batch calls (`getManyIndexes`, `getMany`, `keySlots`,
+ * `groupBySlot`, `ownersOfKeys`): key i is `data.subarray(ends[i - 1] ?? 0, ends[i])`.
+ * Offsets must not decrease nor pass `data.length` (else `OUT_OF_RANGE`); bytes after the
+ * last offset are ignored. Callers that keep keys as bytes skip the encoding.
+ */
+export interface PackedKeys {
+  data: Uint8Array;
+  ends: Uint32Array;
+}
+
+/**
  * Error codes carried by thrown errors in `error.code`: the names of core's ErrorCode
  * (docs/errors.md), the same in every language. `ERROR_CODES` maps each to its number.
  */
@@ -176,9 +187,9 @@ export class Ring {
   /** Up to n distinct nodes walking clockwise: the owner, then the replicas. */
   getN(key: Key, n: Int): string[];
   /** The owner of each key, crossing into wasm once. */
-  getMany(keys: Keys): (string | null)[];
+  getMany(keys: Keys | PackedKeys): (string | null)[];
   /** The owner index (into `names`) of each key; -1 on an empty ring. */
-  getManyIndexes(keys: Keys): Int32Array;
+  getManyIndexes(keys: Keys | PackedKeys): Int32Array;
   hashKey(key: Key): bigint;
   /** The node owning circle position `hash` (below 2**bits); null on an empty ring. */
   ownerOfHash(hash: bigint | number): string | null;
@@ -202,9 +213,9 @@ export const PROFILES: readonly ProfileName[];
 /** `crc16_xmodem(hashTag(key)) & 16383`, exactly as Redis Cluster. */
 export function keySlot(key: Key): number;
 /** The slot of every key, crossing into wasm once. */
-export function keySlots(keys: Keys): Uint16Array;
+export function keySlots(keys: Keys | PackedKeys): Uint16Array;
 /** Keys grouped by slot (ascending), each group's indexes into `keys` in input order: split a multi-key command along them. */
-export function groupBySlot(keys: Keys): { slot: number; indexes: number[] }[];
+export function groupBySlot(keys: Keys | PackedKeys): { slot: number; indexes: number[] }[];
 /** The side key a least-used pool on Redis keeps removed members' counts in (same type as its input). */
 export function sideKey(poolKey: string): string;
 export function sideKey(poolKey: Uint8Array): Uint8Array;
@@ -300,7 +311,7 @@ export class SlotMap {
   nodeForKey(key: Key): ClusterNode | null;
   lookup<K extends Key>(key: K): { key: K; tag: K; slot: number; node: ClusterNode | null };
   /** Owner index per key; 0xFFFFFFFF for an unassigned slot. */
-  ownersOfKeys(keys: Keys): Uint32Array;
+  ownersOfKeys(keys: Keys | PackedKeys): Uint32Array;
   /** Owner index of all 16384 slots; 0xFFFF for unassigned. */
   owners(): Uint16Array;
   slotCounts(): Uint32Array;

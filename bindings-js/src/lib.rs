@@ -40,6 +40,8 @@ mod error;
 #[cfg(feature = "fleet")]
 mod fleet;
 #[cfg(feature = "routing")]
+mod keys;
+#[cfg(feature = "routing")]
 mod ring;
 #[cfg(feature = "routing")]
 mod select;

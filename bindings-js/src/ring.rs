@@ -9,7 +9,8 @@ use keyroute::ring::{
 };
 use wasm_bindgen::prelude::*;
 
-use crate::error::{decimal, for_each_packed, given, int, room, text, unpack_str, JsError, Live};
+use crate::error::{decimal, given, int, room, text, unpack_str, JsError, Live};
+use crate::keys::RawKeys;
 
 fn weight(name: &str, w: i128) -> Result<u32, JsError> {
     Ok(checked_weight(name, w)?)
@@ -56,19 +57,6 @@ fn build_room(points: u64) -> Result<(), JsError> {
 #[inline(never)]
 fn owner(ring: &Ring, key: &[u8]) -> i32 {
     index(ring.get_index(key))
-}
-
-/// A vector of `n` copies of `v`, or `TOO_LARGE` when the memory cannot hold it.
-pub fn filled<T: Clone>(n: usize, v: T) -> Result<Vec<T>, JsError> {
-    let mut out = Vec::new();
-    out.try_reserve_exact(n).map_err(|_| {
-        JsError::new(
-            ErrorCode::TooLarge,
-            "the answer does not fit in the WebAssembly memory; ask for fewer keys at a time",
-        )
-    })?;
-    out.resize(n, v);
-    Ok(out)
 }
 
 /// A ring owned by Rust. Node indexes refer to [`RawRing::names`].
@@ -221,12 +209,15 @@ impl RawRing {
         Ok(out.into_iter().map(|i| i as u32).collect())
     }
 
-    /// Owner index of every key of a packed batch (`-1` on an empty ring).
-    #[wasm_bindgen(js_name = getManyPacked)]
-    pub fn get_many_packed(&self, data: &[u8], ends: &[u32]) -> Result<Vec<i32>, JsError> {
-        let mut out = filled(ends.len(), -1i32)?;
-        for_each_packed(data, ends, |i, k| out[i] = owner(&self.ring, k))?;
-        Ok(out)
+    /// Owner index of each of the first `n` keys of `keys` (of `len` bytes), written
+    /// behind their offsets (`-1` on an empty ring): core's batch lookup.
+    #[wasm_bindgen(js_name = getManyKeys)]
+    pub fn get_many_keys(&self, keys: &mut RawKeys, n: u32, len: u32) -> Result<(), JsError> {
+        let (keys, out) = keys.batch(n, len)?;
+        for (o, k) in out.iter_mut().zip(keys) {
+            *o = owner(&self.ring, k) as u32;
+        }
+        Ok(())
     }
 
     /// Where a key hashes on the circle.

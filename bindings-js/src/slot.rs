@@ -11,10 +11,8 @@ use keyroute::slot::{
 };
 use wasm_bindgen::prelude::*;
 
-use crate::error::{
-    decimal, for_each_packed, given, int, saturate, text, unpack_str, JsError, Live,
-};
-use crate::ring::filled;
+use crate::error::{decimal, given, int, saturate, text, unpack_str, JsError, Live};
+use crate::keys::RawKeys;
 
 /// `u32::MAX` marks "no node" in packed index arrays.
 const NONE: u32 = u32::MAX;
@@ -38,12 +36,15 @@ pub fn raw_key_slot_bytes(key: &[u8]) -> u16 {
     slot_of(key)
 }
 
-/// The slot of every key of a packed batch.
-#[wasm_bindgen(js_name = rawKeySlotsPacked)]
-pub fn raw_key_slots_packed(data: &[u8], ends: &[u32]) -> Result<Vec<u16>, JsError> {
-    let mut out = filled(ends.len(), 0u16)?;
-    for_each_packed(data, ends, |i, k| out[i] = slot_of(k))?;
-    Ok(out)
+/// The slot of each of the first `n` keys of `keys` (of `len` bytes), written behind
+/// their offsets.
+#[wasm_bindgen(js_name = rawKeySlotsKeys)]
+pub fn raw_key_slots_keys(keys: &mut RawKeys, n: u32, len: u32) -> Result<(), JsError> {
+    let (keys, out) = keys.batch(n, len)?;
+    for (o, k) in out.iter_mut().zip(keys) {
+        *o = u32::from(slot_of(k));
+    }
+    Ok(())
 }
 
 /// The hashed part of a key.
@@ -307,14 +308,6 @@ impl RawSlotMap {
     #[wasm_bindgen(js_name = ownerOfKey)]
     pub fn owner_of_key(&self, key: &[u8]) -> i32 {
         self.map.owner_of_key(key).map_or(-1, |n| n.get() as i32)
-    }
-
-    /// Owner index of every key of a packed batch (`u32::MAX`: unassigned).
-    #[wasm_bindgen(js_name = ownersOfKeysPacked)]
-    pub fn owners_of_keys_packed(&self, data: &[u8], ends: &[u32]) -> Result<Vec<u32>, JsError> {
-        let mut out = filled(ends.len(), NONE)?;
-        for_each_packed(data, ends, |i, k| out[i] = opt(self.map.owner_of_key(k)))?;
-        Ok(out)
     }
 
     /// The owner of all 16384 slots (`0xFFFF`: unassigned).

@@ -1,6 +1,6 @@
 // Compiled by types.test.mjs with tsc --noEmit: the .d.ts must accept real usage and
 // reject misuse (the @ts-expect-error lines).
-import init, { Ring, diff, keySlot, keySlots, groupBySlot, hashTag, sideKey, parseNodes, parseWeights, SlotMap, Pool, LEAST_USED_SCRIPT, SCRIPTS, PROFILES, ERROR_CODES, LIMITS, liveHandles, type KeyrouteError, type RingDiff, type ErrorCode } from 'keyroute';
+import init, { Ring, diff, keySlot, keySlots, groupBySlot, hashTag, sideKey, parseNodes, parseWeights, SlotMap, Pool, LEAST_USED_SCRIPT, SCRIPTS, PROFILES, ERROR_CODES, LIMITS, liveHandles, type KeyrouteError, type PackedKeys, type RingDiff, type ErrorCode } from 'keyroute';
 
 const api = await init();
 const ring: Ring = new api.Ring({ a: 1, b: 2 }, { profile: 'libketama', defaultPort: null });
@@ -15,6 +15,9 @@ const own: Uint32Array = pts.owners;
 const d: RingDiff = diff(ring, ring.clone().add('c').remove('a').setWeight('b', 3));
 const f: number = d.moved[0].startFraction + d.movedFraction;
 const slots: Uint16Array = keySlots(['a', 'b']);
+const packed: PackedKeys = { data: new TextEncoder().encode('ab'), ends: Uint32Array.of(1, 2) };
+const packedSlots: Uint16Array = keySlots(packed);
+const packedIdx: Int32Array = ring.getManyIndexes({ data: new Uint8Array(3), ends: Uint32Array.of(3) });
 const slot: number = keySlot('foo');
 const tag: string = hashTag('{a}b');
 const tagBytes: Uint8Array = hashTag(new Uint8Array(2));
@@ -47,11 +50,13 @@ map.plan(parseWeights('127.0.0.1:7000=1'));
 const big = new Ring(['a'], { vnodes: 160n });
 const n: number = liveHandles() + LIMITS.batchKeys + big.vnodes + ring.getN('k', 2n).length;
 const ownerAt: string | null = ring.ownerOfHash(0n);
-void [spec, fromParsed, groups, side, sideBytes, shards, fromSlots, n, ownerAt];
+void [packedSlots, packedIdx, spec, fromParsed, groups, side, sideBytes, shards, fromSlots, n, ownerAt];
 // @ts-expect-error: keys are strings or bytes
 ring.get(42);
 // @ts-expect-error: a string is one key, not a list of keys
 keySlots('foo');
+// @ts-expect-error: packed ends are a Uint32Array
+keySlots({ data: new Uint8Array(2), ends: [1, 2] });
 // @ts-expect-error: a string is not a node list (Ring.fromSpec reads one)
 new Ring('abc');
 // @ts-expect-error: members are a list
