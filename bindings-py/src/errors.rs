@@ -342,6 +342,7 @@ pub(crate) fn from_redis(e: CoreRedisError) -> PyErr {
     match e {
         CoreRedisError::Key(e) => err(e),
         CoreRedisError::Pool(e) => err(e),
+        CoreRedisError::Affinity(_) => raise(Area::Pool, e.code(), e.to_string()),
         CoreRedisError::Map(e) => err(e),
         CoreRedisError::Plan(e) => err(e),
         CoreRedisError::Ring(e) => err(e),

@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use keyroute::error::ErrorCode;
+use keyroute_redis::affinity::{Cap, MAX_AFFINITY_CANDIDATES};
 use keyroute_redis::{self as core_redis, Link, Now, Release, Timeouts};
 
 use crate::args::{flag, int_in, opt_int, seconds, text, type_name};
@@ -622,6 +623,147 @@ impl PyLeases {
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLeastUsed>()?;
     m.add_class::<PyLeases>()?;
+    m.add_class::<PyAffinity>()?;
     m.add_class::<PyLease>()?;
     Ok(())
+}
+
+/// Affinity with a cap on a Redis server: bounded-load consistent hashing shared by every
+/// worker. `take` gives an item to the node holding it, else to the first of its
+/// candidates (its nodes in preference order, e.g. `Router.get_n(item, n)`) holding
+/// fewer items than the cap, atomically; `release` frees it.
+#[pyclass(module = "keyroute", frozen, name = "Affinity")]
+pub(crate) struct PyAffinity {
+    inner: core_redis::Affinity,
+    conn: Conn,
+}
+
+#[pymethods]
+impl PyAffinity {
+    #[new]
+    #[pyo3(
+        signature = (url, key, *, timeout=None, cluster=None, read_from_replicas=None),
+        text_signature = "(url, key, *, timeout=None, cluster=False, read_from_replicas=False)"
+    )]
+    fn new(
+        url: &Bound<'_, PyAny>,
+        key: &Bound<'_, PyAny>,
+        timeout: Option<&Bound<'_, PyAny>>,
+        cluster: Option<&Bound<'_, PyAny>>,
+        read_from_replicas: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyAffinity> {
+        guard(|| {
+            let inner = core_redis::Affinity::new(pool_key(key)?).map_err(from_redis)?;
+            Ok(PyAffinity {
+                inner,
+                conn: Conn::new(url, timeout, cluster, read_from_replicas)?,
+            })
+        })
+    }
+
+    /// Opens the connection now (it otherwise opens on the first call).
+    fn connect(&self, py: Python<'_>) -> PyResult<()> {
+        guard(|| self.conn.connect(py))
+    }
+
+    /// Gives `item` to its holder or the first candidate under the cap: `cap` items per
+    /// node, or the bounded-loads factor `c` (ceil(c * (held + 1) / len(candidates))).
+    /// Returns (node, its load, the cap, whether this call placed the item), or None when
+    /// every candidate is at the cap (nothing changed).
+    #[pyo3(signature = (item, candidates, *, cap=None, c=None))]
+    fn take(
+        &self,
+        py: Python<'_>,
+        item: &Bound<'_, PyAny>,
+        candidates: &Bound<'_, PyAny>,
+        cap: Option<&Bound<'_, PyAny>>,
+        c: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<(String, u64, u64, bool)>> {
+        guard(|| {
+            let item = key_bytes(item)?;
+            let cap =
+                match (cap.filter(|v| !v.is_none()), c.filter(|v| !v.is_none())) {
+                    (Some(v), None) => Cap::Fixed(int_in(v, "cap", "1..=2**53")?),
+                    (None, Some(v)) => Cap::Factor(v.extract::<f64>().map_err(|_| {
+                        bad_type(format!("c must be a number, not {}", type_name(v)))
+                    })?),
+                    _ => {
+                        return Err(bad_type(
+                            "give exactly one of cap= (items per node) and c= (the balance factor)",
+                        ))
+                    }
+                };
+            if let Ok(n) = candidates.len() {
+                if n > MAX_AFFINITY_CANDIDATES {
+                    return Err(too_large(format!(
+                        "{n} candidates given; one take accepts at most {MAX_AFFINITY_CANDIDATES}"
+                    )));
+                }
+            }
+            let owned = collect(candidates, "candidates")?;
+            let cs = slices(&owned)?;
+            let got = self
+                .conn
+                .run(py, |con| self.inner.take(con, item, &cs, cap))?;
+            Ok(got.map(|t| {
+                (
+                    String::from_utf8_lossy(&t.node).into_owned(),
+                    t.load,
+                    t.cap,
+                    t.new,
+                )
+            }))
+        })
+    }
+
+    /// Frees `item` once: the node that held it, or None when it was not held.
+    fn release(&self, py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+        guard(|| {
+            let item = key_bytes(item)?;
+            let got = self.conn.run(py, |con| self.inner.release(con, item))?;
+            Ok(got.map(|n| String::from_utf8_lossy(&n).into_owned()))
+        })
+    }
+
+    /// The node holding `item`, or None.
+    fn holder(&self, py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+        guard(|| {
+            let item = key_bytes(item)?;
+            let got = self.conn.run(py, |con| self.inner.holder(con, item))?;
+            Ok(got.map(|n| String::from_utf8_lossy(&n).into_owned()))
+        })
+    }
+
+    /// node (str) -> items held, for every node holding at least one.
+    fn loads<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guard(|| {
+            let got = self.conn.run(py, |con| self.inner.loads(con))?;
+            member_dict(
+                py,
+                got.iter().map(|(m, c)| (m.as_slice(), *c)),
+                false,
+                "loads",
+            )
+        })
+    }
+
+    /// How many items are held.
+    fn held(&self, py: Python<'_>) -> PyResult<u64> {
+        guard(|| self.conn.run(py, |con| self.inner.held(con)))
+    }
+
+    /// The affinity key and its loads key.
+    #[getter]
+    fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.inner.keys().iter().map(|k| PyBytes::new(py, k)))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Affinity(key={:?}, timeout={}{})",
+            String::from_utf8_lossy(&self.inner.keys()[0]),
+            self.conn.timeout,
+            self.conn.describe()
+        )
+    }
 }

@@ -669,3 +669,42 @@ def test_agrees_with_redis_py_register_script(server: Server, key: str) -> None:
     assert r.zrange(key, 0, -1, withscores=True) == [
         (m, float(c)) for m, c in mem.counts_bytes().items()
     ]
+
+
+def test_affinity_takes_under_the_cap_and_matches_bounded(server: Server, key: str) -> None:
+    aff = keyroute.Affinity(server.url, "{a-" + key + "}")
+    assert aff.take("j1", ["a", "b"], cap=1) == ("a", 1, 1, True)
+    assert aff.take("j1", ["b"], cap=1) == ("a", 1, 1, False)  # held already
+    assert aff.take("j2", ["a", "b"], cap=1) == ("b", 1, 1, True)
+    assert aff.take("j3", ["a", "b"], cap=1) is None  # every candidate full
+    assert aff.holder("j3") is None and aff.held() == 2
+    assert aff.loads() == {"a": 1, "b": 1}
+    assert aff.release("j1") == "a" and aff.release("j1") is None
+    assert aff.loads() == {"b": 1}
+    # The factor rule picks what the in-memory Bounded picks for the same candidates.
+    router = keyroute.Router("rendezvous", [f"n{i}" for i in range(5)])
+    bounded = keyroute.Bounded(router, 1.25)
+    aff2 = keyroute.Affinity(server.url, "{b-" + key + "}")
+    for i in range(200):
+        item = f"item-{i}"
+        want = bounded.assign(item)
+        got = aff2.take(item, router.get_n(item, 5), c=1.25)
+        assert got is not None and got[0] == want, i
+    # Checked before anything is sent, with the codes of every language.
+    for call, code in [
+        (lambda: aff.take("", ["a"], cap=1), "EMPTY_MEMBER"),
+        (lambda: aff.take("x", [], cap=1), "OUT_OF_RANGE"),
+        (lambda: aff.take("x", ["a", ""], cap=1), "EMPTY_MEMBER"),
+        (lambda: aff.take("x", ["a"], cap=0), "OUT_OF_RANGE"),
+        (lambda: aff.take("x", ["a"], cap=-1), "OUT_OF_RANGE"),
+        (lambda: aff.take("x", ["a"], c=0.5), "OUT_OF_RANGE"),
+        (lambda: aff.take("x", ["a"], c=float("nan")), "OUT_OF_RANGE"),
+        (lambda: aff.take("x", ["a"]), "BAD_TYPE"),
+        (lambda: aff.take("x", ["a"], cap=1, c=1.5), "BAD_TYPE"),
+        (lambda: aff.take("x", ["a"] * 70000, cap=1), "TOO_LARGE"),
+        (lambda: aff.release(""), "EMPTY_MEMBER"),
+    ]:
+        with pytest.raises(keyroute.KeyrouteError) as e:
+            call()
+        assert e.value.code == code, (code, e.value)
+    assert aff.held() == 1

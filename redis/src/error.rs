@@ -8,6 +8,7 @@ use std::time::Duration;
 use keyroute::cache::{InputError, ReplyError};
 use keyroute::error::ErrorCode;
 use keyroute::ring::RingError;
+use keyroute::select::affinity_script::AffinityError;
 use keyroute::select::{KeyError, PoolError};
 use keyroute::slot::{AddressError, MapError, PlanError};
 use redis::{ErrorKind, RedisError, ServerErrorKind};
@@ -89,6 +90,8 @@ pub enum Error {
     Key(KeyError),
     /// A pool argument that was refused; nothing was sent.
     Pool(PoolError),
+    /// An affinity take that was refused; nothing was sent.
+    Affinity(AffinityError),
     /// A topology that does not fit the slot model.
     Map(MapError),
     /// A resharding plan that cannot be made or applied.
@@ -234,6 +237,7 @@ impl Error {
             Error::Protocol { .. } => ErrorCode::RedisProtocol,
             Error::Key(e) => e.code(),
             Error::Pool(e) => e.code(),
+            Error::Affinity(e) => e.code(),
             Error::Map(e) => e.code(),
             Error::Plan(e) => e.code(),
             Error::Ring(e) => e.code(),
@@ -314,6 +318,7 @@ impl fmt::Display for Error {
             }
             Error::Key(e) => e.fmt(f),
             Error::Pool(e) => e.fmt(f),
+            Error::Affinity(e) => e.fmt(f),
             Error::Map(e) => write!(f, "slot map: {e}"),
             Error::Plan(e) => write!(f, "resharding plan: {e}"),
             Error::Ring(e) => e.fmt(f),
@@ -366,7 +371,7 @@ macro_rules! from_core {
     )*};
 }
 
-from_core!(KeyError => Key, PoolError => Pool, MapError => Map, PlanError => Plan, RingError => Ring, AddressError => Address, InputError => Input, ReplyError => Reply);
+from_core!(KeyError => Key, PoolError => Pool, AffinityError => Affinity, MapError => Map, PlanError => Plan, RingError => Ring, AddressError => Address, InputError => Input, ReplyError => Reply);
 
 /// Whether an error of the `redis` crate leaves the connection unusable (refused, reset,
 /// closed, timed out, I/O): the one such check of this crate.

@@ -25,6 +25,7 @@
 //! # Ok::<(), keyroute_redis::Error>(())
 //! ```
 
+pub mod affinity;
 pub mod cache;
 pub mod cluster;
 mod conn;
@@ -37,6 +38,7 @@ pub mod sharded;
 
 /// The `redis` crate this one is built on: its `ConnectionLike` is what every call takes.
 pub use ::redis;
+pub use affinity::{Affinity, Taken};
 pub use conn::{command_key, connect, open_addr, parse_seed, redact, Reconnecting, Timeouts};
 pub use error::{Error, Result};
 pub use leases::{Lease, Leases, Now, Release};

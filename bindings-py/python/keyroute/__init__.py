@@ -11,6 +11,7 @@ One Rust core gives the same answers in Rust, Python, JavaScript and C:
   MOVED/ASK handling; :class:`Plan` -- resharding plans; :func:`group_by_slot`.
 * :class:`Pool` and :data:`SCRIPTS` -- least-used selection (the in-memory model of the
   Redis scripts, and the scripts themselves).
+* :class:`Affinity` -- affinity with a cap (bounded-load consistent hashing) on Redis;
 * :class:`LeastUsed` and :class:`Leases` -- least-used and least-concurrency selection on
   a real Redis server (the core's native client; errors are :class:`RedisError`).
 * :class:`SmartCache`, :class:`Sessions`, :class:`Devices` -- the smart cache on Redis
@@ -52,6 +53,7 @@ from keyroute._keyroute import (
     Devices as Devices,
     group_by_slot as group_by_slot,
     hash_tag as hash_tag,
+    Affinity as Affinity,
     InternalError as InternalError,
     key_slot as key_slot,
     key_slots as key_slots,
@@ -122,6 +124,7 @@ __all__ = [
     "CacheTimeout",
     "Devices",
     "group_by_slot",
+    "Affinity",
     "hash_tag",
     "InternalError",
     "key_slot",

@@ -27,7 +27,7 @@ __all__ = [
     "RESTORE_SCRIPT", "RESTORE_SHA1", "MAX_EXACT_COUNT", "MAX_PICKS_PER_CALL", "LeastUsed",
     "Leases", "Lease", "CacheInputError", "CacheTimeout", "BackendError", "SessionExpired",
     "SessionVersionMismatch", "SmartCache", "WarmReport", "Sessions", "Session", "Devices",
-    "MAX_WARM_KINDS", "Router", "ENGINES", "Bounded",
+    "MAX_WARM_KINDS", "Router", "ENGINES", "Bounded", "Affinity",
 ]
 
 __version__: str
@@ -524,6 +524,37 @@ class Leases:
     def cluster(self) -> bool: ...
     @property
     def read_from_replicas(self) -> bool: ...
+
+@final
+class Affinity:
+    """Affinity with a cap on a Redis server: each item held by one node, a take going to
+    the first candidate under the cap atomically (bounded-load consistent hashing shared
+    by every worker). Same connection options as :class:`LeastUsed`."""
+
+    def __new__(
+        cls,
+        url: str | Sequence[str],
+        key: _Key,
+        *,
+        timeout: float | None = None,
+        cluster: bool = False,
+        read_from_replicas: bool = False,
+    ) -> Self: ...
+    def connect(self) -> None: ...
+    def take(
+        self,
+        item: _Key,
+        candidates: Iterable[_Key],
+        *,
+        cap: int | None = None,
+        c: float | None = None,
+    ) -> tuple[str, int, int, bool] | None: ...
+    def release(self, item: _Key) -> str | None: ...
+    def holder(self, item: _Key) -> str | None: ...
+    def loads(self) -> dict[str, int]: ...
+    def held(self) -> int: ...
+    @property
+    def keys(self) -> list[bytes]: ...
 
 # --- smart cache on Redis -------------------------------------------------------------
 

@@ -18,6 +18,7 @@ use crate::cache::{
     DEVICE_BIND, SC_ABANDON, SC_EXTEND, SC_FILL, SC_GET, SC_INVALIDATE, SESS_CREATE, SESS_DESTROY,
     SESS_LIST, SESS_TOUCH, WARM_BEGIN,
 };
+use crate::select::affinity_script::{AFFINITY_RELEASE, AFFINITY_TAKE};
 use crate::select::lease_script::{LEASE_ACQUIRE, LEASE_RECLAIM, LEASE_RELEASE};
 use crate::select::{LEAST_USED, REMOVE, RESTORE, SEED};
 
@@ -167,6 +168,8 @@ pub const SCRIPTS: &[Script] = &[
     LEASE_ACQUIRE,
     LEASE_RELEASE,
     LEASE_RECLAIM,
+    AFFINITY_TAKE,
+    AFFINITY_RELEASE,
     SC_GET,
     SC_FILL,
     SC_EXTEND,

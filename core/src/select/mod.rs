@@ -9,8 +9,9 @@
 //! * the Lua scripts with their SHA1s, constants available without `alloc` for any client
 //!   that runs them: [`LEAST_USED`], [`SEED`], [`REMOVE`], [`RESTORE`] (as
 //!   [`Script`](crate::script::Script)s, all in [`POOL_SCRIPTS`] and in
-//!   [`crate::script::SCRIPTS`]; texts also as `*_SCRIPT`, digests as `*_SHA1`), and the
-//!   lease scripts in [`lease_script`];
+//!   [`crate::script::SCRIPTS`]; texts also as `*_SCRIPT`, digests as `*_SHA1`), the
+//!   lease scripts in [`lease_script`] and the affinity-with-a-cap scripts in
+//!   [`affinity_script`];
 //! * [`SideKey`]: the hash where removed members' counts are remembered, kept in the pool
 //!   key's Redis Cluster slot;
 //! * `Pool` (feature `alloc`): the same semantics in memory, checked against a real
@@ -65,6 +66,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod affinity_script;
 mod keys;
 pub mod lease_script;
 #[cfg(feature = "alloc")]
