@@ -428,6 +428,17 @@ typedef enum keyroute_restore {
 } keyroute_restore;
 
 /**
+ * Affinity with a cap on a Redis server (opaque): each item held by one node; a take
+ * gives an item to its holder, else to the first of its candidate nodes holding fewer
+ * items than the cap, in one atomic script, so that no node ever holds more than the
+ * cap whichever workers take at once (bounded-load consistent hashing shared through
+ * Redis). A hash at the affinity key (item -> node) and one beside it (node -> load).
+ *
+ * Thread safety: as `keyroute_least_used` (one connection: one handle per thread).
+ */
+typedef struct keyroute_affinity keyroute_affinity;
+
+/**
  * Consistent hashing with bounded loads over a router (opaque): no node above
  * ⌈c·m/n⌉ of the m assigned keys. Calls that change it (`_assign`, `_release`) and
  * `_free` need exclusive access; reads may run at once from several threads.
@@ -1930,6 +1941,91 @@ enum keyroute_status keyroute_leases_release(struct keyroute_leases *leases,
  * not counted).
  */
 enum keyroute_status keyroute_leases_reclaim(struct keyroute_leases *leases, size_t *count_out);
+
+/**
+ * Opens an affinity handle on the Redis server at `url` for the affinity map at
+ * `(key, key_len)` (its loads key shares its hash tag), connecting now; as
+ * `keyroute_least_used_open()`. Free it with `keyroute_affinity_free()`.
+ */
+enum keyroute_status keyroute_affinity_open(const char *url,
+                                            const uint8_t *key,
+                                            size_t key_len,
+                                            uint32_t timeout_ms,
+                                            struct keyroute_affinity **out);
+
+/**
+ * Opens an affinity handle on a Redis Cluster from `count` seed nodes; as
+ * `keyroute_least_used_open_cluster()`. Free it with `keyroute_affinity_free()`.
+ */
+enum keyroute_status keyroute_affinity_open_cluster(const char *const *seeds,
+                                                    size_t count,
+                                                    const uint8_t *key,
+                                                    size_t key_len,
+                                                    uint32_t timeout_ms,
+                                                    struct keyroute_affinity **out);
+
+/**
+ * Closes the connection and frees the handle. NULL is ignored;
+ * `KEYROUTE_INVALID_HANDLE` as `keyroute_ring_free()`.
+ */
+enum keyroute_status keyroute_affinity_free(struct keyroute_affinity *affinity);
+
+/**
+ * Gives `(item, item_len)` to the node holding it, else to the first of the `count`
+ * candidates `(candidates[i], lens[i])` (the item's nodes in preference order, e.g.
+ * from `keyroute_router_get_n()`) holding fewer items than the cap, in one atomic
+ * script call. The cap is `cap` items per node when `cap` is not 0, else the
+ * bounded-loads factor `c` (finite, 1 to 2^53): `ceil(c * (items held + 1) / count)`.
+ *
+ * Writes the position of the node among the candidates to `*index_out` (`SIZE_MAX`
+ * when the item is held by a node not among them: `keyroute_affinity_holder()` names
+ * it), and, where not NULL, its load to `*load_out`, the cap to `*cap_out` and 1 to
+ * `*new_out` when this call placed the item (0: it was held already, nothing changed).
+ *
+ * Returns `KEYROUTE_EMPTY` when every candidate is at the cap (nothing changed).
+ * Errors, nothing sent: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`,
+ * `KEYROUTE_TOO_LARGE` (more than 65,536 candidates), `KEYROUTE_OUT_OF_RANGE` (no
+ * candidates, a cap above 2^53, a bad `c`), `KEYROUTE_EMPTY_MEMBER` (an empty item or
+ * candidate); then the `KEYROUTE_REDIS_*` statuses (`KEYROUTE_REDIS_WRONGTYPE` when a
+ * key holds another type: nothing changed).
+ */
+enum keyroute_status keyroute_affinity_take(struct keyroute_affinity *affinity,
+                                            const uint8_t *item,
+                                            size_t item_len,
+                                            const uint8_t *const *candidates,
+                                            const size_t *lens,
+                                            size_t count,
+                                            uint64_t cap,
+                                            double c,
+                                            size_t *index_out,
+                                            uint64_t *load_out,
+                                            uint64_t *cap_out,
+                                            uint8_t *new_out);
+
+/**
+ * Frees `(item, item_len)` once: writes 1 to `*released_out` (if not NULL) when it was
+ * held (its node's load went down by one), 0 when it was not (nothing changed).
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_EMPTY_MEMBER`
+ * (an empty item, nothing sent), the `KEYROUTE_REDIS_*` statuses.
+ */
+enum keyroute_status keyroute_affinity_release(struct keyroute_affinity *affinity,
+                                               const uint8_t *item,
+                                               size_t item_len,
+                                               uint8_t *released_out);
+
+/**
+ * Copies the node holding `(item, item_len)` into `buf` (`cap` bytes, not
+ * NUL-terminated) and its length to `*len_out`. Returns `KEYROUTE_EMPTY` when the item
+ * is not held, `KEYROUTE_BUFFER_TOO_SMALL` (the length needed in `*len_out`) when the
+ * name does not fit. `buf` may be NULL when `cap` is 0. Errors:
+ * `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, the `KEYROUTE_REDIS_*` statuses.
+ */
+enum keyroute_status keyroute_affinity_holder(struct keyroute_affinity *affinity,
+                                              const uint8_t *item,
+                                              size_t item_len,
+                                              uint8_t *buf,
+                                              size_t cap,
+                                              size_t *len_out);
 
 /**
  * Frees a value handed out by keyroute: the value of `keyroute_cache_get_or_load()`, the

@@ -1,4 +1,4 @@
-//! Least-used pools and leases on a Redis server or a Redis Cluster (`keyroute-redis`):
+//! Least-used pools, leases and affinity with a cap on a Redis server or a Redis Cluster (`keyroute-redis`):
 //! one connection (or one cluster client) per handle, every failure with the status of
 //! its code (`KEYROUTE_REDIS_*`, `KEYROUTE_CLUSTER_*`).
 
@@ -7,7 +7,10 @@ use std::ptr;
 use std::time::Duration;
 
 use keyroute_core::error::ErrorCode;
-use keyroute_redis::{Error as RedisError, Lease, Leases, LeastUsed, Link, Now, Release, Timeouts};
+use keyroute_redis::affinity::Cap;
+use keyroute_redis::{
+    Affinity, Error as RedisError, Lease, Leases, LeastUsed, Link, Now, Release, Timeouts,
+};
 
 use crate::ffi::{
     array, bytes, free, get_mut, guard, hand_out, put, required, tag, text, ByteList, Fail, Handle,
@@ -697,5 +700,230 @@ pub unsafe extern "C" fn keyroute_leases_reclaim(
         // SAFETY: NULL or a valid out-pointer (documented contract).
         unsafe { put(count_out, ended.len()) };
         Ok(())
+    })
+}
+
+/// Affinity with a cap on a Redis server (opaque): each item held by one node; a take
+/// gives an item to its holder, else to the first of its candidate nodes holding fewer
+/// items than the cap, in one atomic script, so that no node ever holds more than the
+/// cap whichever workers take at once (bounded-load consistent hashing shared through
+/// Redis). A hash at the affinity key (item -> node) and one beside it (node -> load).
+///
+/// Thread safety: as `keyroute_least_used` (one connection: one handle per thread).
+#[derive(Debug)]
+pub struct keyroute_affinity {
+    _opaque: [u8; 0],
+}
+
+/// What a `keyroute_affinity` holds.
+#[derive(Debug)]
+pub(crate) struct AffinityState {
+    affinity: Affinity,
+    con: Link,
+}
+
+impl Handle for keyroute_affinity {
+    type State = AffinityState;
+    const TAG: u64 = tag(b"kr-affin");
+    const NAME: &'static str = "keyroute_affinity";
+}
+
+fn affinity_state(key: &[u8], con: Link) -> Res<AffinityState> {
+    Ok(AffinityState {
+        affinity: Affinity::new(key)?,
+        con,
+    })
+}
+
+/// Opens an affinity handle on the Redis server at `url` for the affinity map at
+/// `(key, key_len)` (its loads key shares its hash tag), connecting now; as
+/// `keyroute_least_used_open()`. Free it with `keyroute_affinity_free()`.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_affinity_open(
+    url: *const c_char,
+    key: *const u8,
+    key_len: usize,
+    timeout_ms: u32,
+    out: *mut *mut keyroute_affinity,
+) -> keyroute_status {
+    // SAFETY: as documented.
+    unsafe {
+        open(
+            out,
+            || Ok(Target::Url(text(url, "url")?)),
+            key,
+            key_len,
+            timeout_ms,
+            affinity_state,
+        )
+    }
+}
+
+/// Opens an affinity handle on a Redis Cluster from `count` seed nodes; as
+/// `keyroute_least_used_open_cluster()`. Free it with `keyroute_affinity_free()`.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_affinity_open_cluster(
+    seeds: *const *const c_char,
+    count: usize,
+    key: *const u8,
+    key_len: usize,
+    timeout_ms: u32,
+    out: *mut *mut keyroute_affinity,
+) -> keyroute_status {
+    // SAFETY: as documented.
+    unsafe {
+        open(
+            out,
+            || Target::seeds(seeds, count),
+            key,
+            key_len,
+            timeout_ms,
+            affinity_state,
+        )
+    }
+}
+
+/// Closes the connection and frees the handle. NULL is ignored;
+/// `KEYROUTE_INVALID_HANDLE` as `keyroute_ring_free()`.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_affinity_free(
+    affinity: *mut keyroute_affinity,
+) -> keyroute_status {
+    // SAFETY: NULL or a handle of this library, not in use elsewhere (documented).
+    unsafe { free(affinity, "affinity") }
+}
+
+/// Gives `(item, item_len)` to the node holding it, else to the first of the `count`
+/// candidates `(candidates[i], lens[i])` (the item's nodes in preference order, e.g.
+/// from `keyroute_router_get_n()`) holding fewer items than the cap, in one atomic
+/// script call. The cap is `cap` items per node when `cap` is not 0, else the
+/// bounded-loads factor `c` (finite, 1 to 2^53): `ceil(c * (items held + 1) / count)`.
+///
+/// Writes the position of the node among the candidates to `*index_out` (`SIZE_MAX`
+/// when the item is held by a node not among them: `keyroute_affinity_holder()` names
+/// it), and, where not NULL, its load to `*load_out`, the cap to `*cap_out` and 1 to
+/// `*new_out` when this call placed the item (0: it was held already, nothing changed).
+///
+/// Returns `KEYROUTE_EMPTY` when every candidate is at the cap (nothing changed).
+/// Errors, nothing sent: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`,
+/// `KEYROUTE_TOO_LARGE` (more than 65,536 candidates), `KEYROUTE_OUT_OF_RANGE` (no
+/// candidates, a cap above 2^53, a bad `c`), `KEYROUTE_EMPTY_MEMBER` (an empty item or
+/// candidate); then the `KEYROUTE_REDIS_*` statuses (`KEYROUTE_REDIS_WRONGTYPE` when a
+/// key holds another type: nothing changed).
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_affinity_take(
+    affinity: *mut keyroute_affinity,
+    item: *const u8,
+    item_len: usize,
+    candidates: *const *const u8,
+    lens: *const usize,
+    count: usize,
+    cap: u64,
+    c: f64,
+    index_out: *mut usize,
+    load_out: *mut u64,
+    cap_out: *mut u64,
+    new_out: *mut u8,
+) -> keyroute_status {
+    guard(|| {
+        // SAFETY: NULL or a handle used exclusively; `item_len` bytes at `item`.
+        let (h, item) = unsafe {
+            (
+                get_mut(affinity, "affinity")?,
+                bytes(item, item_len, "item")?,
+            )
+        };
+        let index_out = required(index_out, "index_out")?;
+        if count > keyroute_redis::affinity::MAX_AFFINITY_CANDIDATES {
+            return Err(RedisError::from(
+                keyroute_core::select::affinity_script::AffinityError::TooManyCandidates(count),
+            )
+            .into());
+        }
+        // SAFETY: arrays of `count` entries (documented).
+        let list = unsafe { ByteList::new(candidates, lens, count, "candidates") }?;
+        let cs: Vec<&[u8]> = list.iter().collect();
+        let cap = if cap != 0 {
+            Cap::Fixed(cap)
+        } else {
+            Cap::Factor(c)
+        };
+        let taken = h
+            .affinity
+            .take(&mut h.con, item, &cs, cap)
+            .map_err(failed(&mut h.con))?
+            .ok_or(Fail::EMPTY)?;
+        let at = cs.iter().position(|c| *c == taken.node.as_slice());
+        // SAFETY: a checked out-pointer and optional ones.
+        unsafe {
+            index_out.write(at.unwrap_or(usize::MAX));
+            put(load_out, taken.load);
+            put(cap_out, taken.cap);
+            put(new_out, u8::from(taken.new));
+        }
+        Ok(())
+    })
+}
+
+/// Frees `(item, item_len)` once: writes 1 to `*released_out` (if not NULL) when it was
+/// held (its node's load went down by one), 0 when it was not (nothing changed).
+/// Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_EMPTY_MEMBER`
+/// (an empty item, nothing sent), the `KEYROUTE_REDIS_*` statuses.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_affinity_release(
+    affinity: *mut keyroute_affinity,
+    item: *const u8,
+    item_len: usize,
+    released_out: *mut u8,
+) -> keyroute_status {
+    guard(|| {
+        // SAFETY: NULL or a handle used exclusively; `item_len` bytes at `item`.
+        let (h, item) = unsafe {
+            (
+                get_mut(affinity, "affinity")?,
+                bytes(item, item_len, "item")?,
+            )
+        };
+        let was = h
+            .affinity
+            .release(&mut h.con, item)
+            .map_err(failed(&mut h.con))?;
+        // SAFETY: NULL or a valid out-pointer (documented contract).
+        unsafe { put(released_out, u8::from(was.is_some())) };
+        Ok(())
+    })
+}
+
+/// Copies the node holding `(item, item_len)` into `buf` (`cap` bytes, not
+/// NUL-terminated) and its length to `*len_out`. Returns `KEYROUTE_EMPTY` when the item
+/// is not held, `KEYROUTE_BUFFER_TOO_SMALL` (the length needed in `*len_out`) when the
+/// name does not fit. `buf` may be NULL when `cap` is 0. Errors:
+/// `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, the `KEYROUTE_REDIS_*` statuses.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_affinity_holder(
+    affinity: *mut keyroute_affinity,
+    item: *const u8,
+    item_len: usize,
+    buf: *mut u8,
+    cap: usize,
+    len_out: *mut usize,
+) -> keyroute_status {
+    guard(|| {
+        // SAFETY: NULL or a handle used exclusively; `item_len` bytes at `item`.
+        let (h, item) = unsafe {
+            (
+                get_mut(affinity, "affinity")?,
+                bytes(item, item_len, "item")?,
+            )
+        };
+        let len_out = required(len_out, "len_out")?;
+        buffer(buf, cap)?;
+        let node = h
+            .affinity
+            .holder(&mut h.con, item)
+            .map_err(failed(&mut h.con))?
+            .ok_or(Fail::EMPTY)?;
+        // SAFETY: checked buffer and out-pointer.
+        unsafe { deliver(node, buf, cap, len_out) }.map_err(|_| too_small())
     })
 }

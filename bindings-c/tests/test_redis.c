@@ -56,6 +56,14 @@ static keyroute_status le_open(const char *url, const char *key, size_t key_len,
                     : keyroute_leases_open(url, B(key), key_len, timeout_ms, out);
 }
 
+static keyroute_status af_open(const char *url, const char *key, size_t key_len,
+                               uint32_t timeout_ms, keyroute_affinity **out)
+{
+    return g_nseeds ? keyroute_affinity_open_cluster(g_seeds, g_nseeds, B(key), key_len,
+                                                     timeout_ms, out)
+                    : keyroute_affinity_open(url, B(key), key_len, timeout_ms, out);
+}
+
 static double now_s(void)
 {
     struct timespec t;
@@ -662,6 +670,76 @@ static void test_leases(const char *url)
     ST(keyroute_leases_free(NULL), KEYROUTE_OK);
 }
 
+/* Affinity with a cap: a take goes to the holder or the first candidate under the cap,
+ * the bad arguments are refused before anything is sent, a release frees an item once. */
+static void test_affinity(const char *url)
+{
+    keyroute_affinity *af = NULL;
+    const uint8_t *cands[3] = {B("node-a"), B("node-b"), B("")};
+    size_t lens[3] = {6, 6, 0}, index = 99, len = 0;
+    uint64_t load = 0, cap = 0;
+    uint8_t isnew = 9, released = 9, buf[16];
+
+    ST(af_open(url, "{keyroute-c}:aff", 16, 0, &af), KEYROUTE_OK);
+    ST(keyroute_affinity_take(af, B("job-1"), 5, cands, lens, 2, 1, 0, &index, &load, &cap,
+                              &isnew),
+       KEYROUTE_OK);
+    CHECK(index == 0 && load == 1 && cap == 1 && isnew == 1);
+    /* Held already: the same node, nothing changed. */
+    ST(keyroute_affinity_take(af, B("job-1"), 5, cands + 1, lens + 1, 1, 1, 0, &index, &load,
+                              NULL, &isnew),
+       KEYROUTE_OK);
+    CHECK(index == SIZE_MAX && isnew == 0);
+    ST(keyroute_affinity_holder(af, B("job-1"), 5, buf, sizeof buf, &len), KEYROUTE_OK);
+    CHECK(len == 6 && memcmp(buf, "node-a", 6) == 0);
+    ST(keyroute_affinity_holder(af, B("job-1"), 5, buf, 2, &len), KEYROUTE_BUFFER_TOO_SMALL);
+    CHECK(len == 6);
+    ST(keyroute_affinity_take(af, B("job-2"), 5, cands, lens, 2, 1, 0, &index, NULL, NULL, NULL),
+       KEYROUTE_OK);
+    CHECK(index == 1);
+    /* Every candidate at the cap: nothing to take. */
+    ST(keyroute_affinity_take(af, B("job-3"), 5, cands, lens, 2, 1, 0, &index, NULL, NULL, NULL),
+       KEYROUTE_EMPTY);
+    ST(keyroute_affinity_holder(af, B("job-3"), 5, buf, sizeof buf, &len), KEYROUTE_EMPTY);
+    /* The factor rule: ceil(1.5 * (2 + 1) / 2) = 3. */
+    ST(keyroute_affinity_take(af, B("job-3"), 5, cands, lens, 2, 0, 1.5, &index, &load, &cap,
+                              NULL),
+       KEYROUTE_OK);
+    CHECK(index == 0 && load == 2 && cap == 3);
+    /* Refused before anything is sent. */
+    ST(keyroute_affinity_take(af, B("job-4"), 5, cands, lens, 3, 1, 0, &index, NULL, NULL, NULL),
+       KEYROUTE_EMPTY_MEMBER);
+    ST(keyroute_affinity_take(af, B(""), 0, cands, lens, 2, 1, 0, &index, NULL, NULL, NULL),
+       KEYROUTE_EMPTY_MEMBER);
+    ST(keyroute_affinity_take(af, B("job-4"), 5, cands, lens, 0, 1, 0, &index, NULL, NULL, NULL),
+       KEYROUTE_OUT_OF_RANGE);
+    ST(keyroute_affinity_take(af, B("job-4"), 5, cands, lens, 2, 0, 0.5, &index, NULL, NULL,
+                              NULL),
+       KEYROUTE_OUT_OF_RANGE);
+    ST(keyroute_affinity_take(af, B("job-4"), 5, cands, lens, 2, ((uint64_t)1 << 53) + 1, 0,
+                              &index, NULL, NULL, NULL),
+       KEYROUTE_OUT_OF_RANGE);
+    ST(keyroute_affinity_take(af, B("job-4"), 5, cands, lens, (size_t)1 << 17, 1, 0, &index, NULL,
+                              NULL, NULL),
+       KEYROUTE_TOO_LARGE);
+    ST(keyroute_affinity_take(af, B("job-4"), 5, NULL, lens, 2, 1, 0, &index, NULL, NULL, NULL),
+       KEYROUTE_NULL_ARGUMENT);
+    ST(keyroute_affinity_take(af, B("job-4"), 5, cands, lens, 2, 1, 0, NULL, NULL, NULL, NULL),
+       KEYROUTE_NULL_ARGUMENT);
+    ST(keyroute_affinity_holder(af, B("job-4"), 5, buf, sizeof buf, &len), KEYROUTE_EMPTY);
+    /* Release once. */
+    ST(keyroute_affinity_release(af, B("job-1"), 5, &released), KEYROUTE_OK);
+    CHECK(released == 1);
+    ST(keyroute_affinity_release(af, B("job-1"), 5, &released), KEYROUTE_OK);
+    CHECK(released == 0);
+    ST(keyroute_affinity_release(af, B(""), 0, &released), KEYROUTE_EMPTY_MEMBER);
+    ST(keyroute_affinity_release(af, B("job-2"), 5, NULL), KEYROUTE_OK);
+    ST(keyroute_affinity_release(af, B("job-3"), 5, NULL), KEYROUTE_OK);
+    ST(keyroute_leases_free((keyroute_leases *)af), KEYROUTE_INVALID_HANDLE);
+    ST(keyroute_affinity_free(af), KEYROUTE_OK);
+    ST(keyroute_affinity_free(NULL), KEYROUTE_OK);
+}
+
 /* keyroute_*_open_cluster(): argument statuses, checked before anything is sent; the
  * handle pointer is written only on success. */
 static void test_open_cluster_errors(const char *const *seeds, size_t nseeds)
@@ -757,6 +835,7 @@ int main(int argc, char **argv)
     test_wrongtype_and_lost(url);
     test_least_used(url);
     test_leases(url);
+    test_affinity(url);
     if (argc > 1)
         run_pool_vectors(url, argv[1]);
     if (cluster) {
@@ -773,6 +852,7 @@ int main(int argc, char **argv)
         g_nseeds = n;
         test_least_used(NULL);
         test_leases(NULL);
+        test_affinity(NULL);
         if (cluster_vectors)
             run_pool_vectors(NULL, argv[1]);
         g_seeds = NULL;
