@@ -41,6 +41,9 @@ enum Command {
     /// Leases on Redis: least-concurrency selection with deadlines (seed, acquire,
     /// release, reclaim, show).
     Lease(cmd::lease::Args),
+    /// Affinity with a cap on Redis: each item held by one node, no node above the cap
+    /// (take, release, show).
+    Affinity(cmd::affinity::Args),
     /// Redis Cluster: show slot ranges per node, rebalance slots live.
     Cluster(cmd::cluster::Args),
     /// Run the caching broker service (ZeroMQ; docs/protocol.md).
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
         Command::Pick(args) => cmd::pick::run(args),
         Command::Pool(args) => cmd::pool::run(args),
         Command::Lease(args) => cmd::lease::run(args),
+        Command::Affinity(args) => cmd::affinity::run(args),
         Command::Cluster(args) => cmd::cluster::run(args),
         Command::Serve(args) => cmd::serve::run(args),
     };

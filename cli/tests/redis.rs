@@ -303,3 +303,66 @@ fn pick_streams_and_survives_a_redis_death_with_a_count() {
         "{err}"
     );
 }
+
+#[test]
+fn affinity_take_release_show() {
+    use keyroute::engine::{Engine, Router};
+    let server = Server::start();
+    let url = server.url();
+    let key = "{jobs}:owner";
+    let take = |args: &[&str]| {
+        let mut all = vec!["affinity", "take", "--redis", &url, "--pool", key];
+        all.extend_from_slice(args);
+        keyroute(&all, None)
+    };
+    assert_eq!(
+        ok(&take(&["--cap", "1", "job-1", "w1", "w2"])),
+        "w1 1 1 new\n"
+    );
+    assert_eq!(ok(&take(&["--cap", "1", "job-1", "w2"])), "w1 1 1 held\n");
+    assert_eq!(
+        ok(&take(&["--cap", "1", "job-2", "w1", "w2"])),
+        "w2 1 1 new\n"
+    );
+    // Every candidate at the cap: exit 1, nothing taken.
+    let o = take(&["--cap", "1", "job-3", "w1", "w2"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(stderr(&o).contains("nothing taken"), "{}", stderr(&o));
+    // --engine/--nodes ranks the nodes for the item as the library does.
+    let nodes = keyroute::ring::parse_nodes("n1,n2,n3,n4").unwrap();
+    let router = Router::build("rendezvous", &nodes, &[]).unwrap();
+    let first = router.get_n(b"job-9", 4)[0].to_string();
+    let out = ok(&take(&[
+        "--c",
+        "1.25",
+        "--engine",
+        "rendezvous",
+        "--nodes",
+        "n1,n2,n3,n4",
+        "job-9",
+    ]));
+    assert!(
+        out.starts_with(&format!("{first} 1 1 new")),
+        "{out} (want {first})"
+    );
+    // Refused before anything is sent, with the library's codes.
+    fails_with(&take(&["--cap", "0", "job-4", "w1"]), "OUT_OF_RANGE");
+    fails_with(&take(&["--c", "0.5", "job-4", "w1"]), "OUT_OF_RANGE");
+    fails_with(&take(&["--cap", "2", "job-4", "w1", ""]), "EMPTY_MEMBER");
+    fails_with(&take(&["--cap", "2", "job-4"]), "OUT_OF_RANGE");
+    let out = ok(&keyroute(
+        &[
+            "affinity", "release", "--redis", &url, "--pool", key, "job-1", "job-1",
+        ],
+        None,
+    ));
+    assert_eq!(
+        out,
+        "job-1 released from w1\njob-1 was not held; nothing changed\n"
+    );
+    let out = ok(&keyroute(
+        &["affinity", "show", "--redis", &url, "--pool", key],
+        None,
+    ));
+    assert!(out.contains("w2  1") && out.ends_with("held: 2\n"), "{out}");
+}

@@ -8,6 +8,7 @@ use std::io::{self, IsTerminal, Write};
 
 use keyroute::error::ErrorCode;
 
+pub mod affinity;
 pub mod cluster;
 pub mod keys;
 pub mod lease;
