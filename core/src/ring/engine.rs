@@ -654,8 +654,9 @@ impl Ring {
         };
         order_ties(&points, &mut owners, p.ties(), &self.nodes);
         self.circle = match table {
+            #[cfg(not(feature = "small-sort"))]
             Some(table) => Circle::with_built_table(points, owners, p.hash().bits(), table),
-            None => Circle::with_table(
+            _ => Circle::with_table(
                 points,
                 owners,
                 p.hash().bits(),

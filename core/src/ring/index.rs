@@ -59,6 +59,7 @@ impl Circle {
     /// The circle over already sorted `points` with its index already built (`table`:
     /// the start of each of the `2^log_buckets(len)` buckets, then the length), as
     /// [`sort_split`](super::sort::sort_split) returns it.
+    #[cfg_attr(feature = "small-sort", allow(dead_code))]
     pub(crate) fn with_built_table(
         points: Vec<u64>,
         owners: Vec<u32>,

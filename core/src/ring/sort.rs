@@ -87,7 +87,12 @@ pub(crate) fn sort_split<T: RadixKey + Ord>(
     let n = v.len();
     if cfg!(feature = "small-sort") || n < 64 || log == 0 || log > 30 {
         sort_points(&mut v);
-        let (points, owners) = v.into_iter().map(split).unzip();
+        let (mut points, mut owners) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for x in v {
+            let (p, o) = split(x);
+            points.push(p);
+            owners.push(o);
+        }
         return (points, owners, None);
     }
     let shift = 64 - log;
