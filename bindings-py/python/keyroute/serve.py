@@ -30,6 +30,7 @@ import queue
 import struct
 import threading
 import time
+from collections import deque
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import zmq
@@ -181,6 +182,8 @@ class Client:
         self.socket.connect(endpoint)
         self.timeout_s = timeout_s
         self._seq = 0
+        # Replies `request` read while waiting for its own, handed out by `recv`.
+        self._set_aside: "deque[Reply]" = deque()
 
     def __enter__(self) -> "Client":
         return self
@@ -215,15 +218,14 @@ class Client:
         return rid[:16].ljust(16, b"\0")
 
     def recv(self, timeout_s: Optional[float] = None) -> Reply:
-        """The next reply; ``TimeoutError`` when none comes in time."""
+        """The next reply (first those ``request`` set aside); ``TimeoutError`` when none
+        comes in time."""
+        if self._set_aside:
+            return self._set_aside.popleft()
         t = self.timeout_s if timeout_s is None else timeout_s
         if not self.socket.poll(int(t * 1000)):
             raise TimeoutError(f"no reply within {t} s")
-        frames = self.socket.recv_multipart()
-        header = decode_header(frames[0])
-        body: Dict[str, Any] = json.loads(frames[1]) if len(frames) > 1 and frames[1] else {}
-        payload = frames[2] if len(frames) > 2 else None
-        return Reply(header, body, payload)
+        return self._read()
 
     def request(
         self,
@@ -232,12 +234,28 @@ class Client:
         payload: Optional[bytes] = None,
         **kw: Any,
     ) -> Reply:
-        """Sends a request and waits for its reply (replies to other ids are skipped)."""
+        """Sends a request and waits for its reply. Replies to other requests that arrive
+        meanwhile are kept, in order, for the next ``recv`` calls."""
         rid = self.send(msg_type, body, payload, **kw)
-        while True:
-            r = self.recv()
-            if r.header.request_id == rid:
-                return r
+        waited: "deque[Reply]" = deque()
+        try:
+            while True:
+                t = self.timeout_s
+                if not self.socket.poll(int(t * 1000)):
+                    raise TimeoutError(f"no reply within {t} s")
+                r = self._read()
+                if r.header.request_id == rid:
+                    return r
+                waited.append(r)
+        finally:
+            self._set_aside.extend(waited)
+
+    def _read(self) -> Reply:
+        frames = self.socket.recv_multipart()
+        header = decode_header(frames[0])
+        body: Dict[str, Any] = json.loads(frames[1]) if len(frames) > 1 and frames[1] else {}
+        payload = frames[2] if len(frames) > 2 else None
+        return Reply(header, body, payload)
 
 
 class LoadFailed(Exception):
