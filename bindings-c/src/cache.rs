@@ -1695,19 +1695,25 @@ mod tests {
 
     #[test]
     fn values_are_tagged_and_nul_terminated() {
-        let p = hand_out_bytes(b"abc").unwrap();
+        let Ok(p) = hand_out_bytes(b"abc") else {
+            panic!("hand_out_bytes refused a small value");
+        };
         unsafe {
             assert_eq!(std::slice::from_raw_parts(p, 4), b"abc\0");
             assert_eq!(keyroute_value_free(p), KEYROUTE_OK);
             assert_eq!(keyroute_value_free(ptr::null_mut()), KEYROUTE_OK);
         }
-        let e = hand_out_bytes(b"").unwrap();
+        let Ok(e) = hand_out_bytes(b"") else {
+            panic!("hand_out_bytes refused a small value");
+        };
         assert!(!e.is_null());
         unsafe {
             assert_eq!(keyroute_value_free(e), KEYROUTE_OK);
         }
         // A pointer into a live value is refused (nothing freed).
-        let v = hand_out_bytes(&[7u8; 64]).unwrap();
+        let Ok(v) = hand_out_bytes(&[7u8; 64]) else {
+            panic!("hand_out_bytes refused a small value");
+        };
         unsafe {
             assert_eq!(keyroute_value_free(v.add(1)), KEYROUTE_INVALID_HANDLE);
             assert_eq!(keyroute_value_free(v.add(16)), KEYROUTE_INVALID_HANDLE);

@@ -628,6 +628,21 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// A node name from the affinity map as `str`; `BAD_UTF8` (never a mangled name) for one
+/// that is not text.
+fn node_text(node: &[u8]) -> PyResult<String> {
+    String::from_utf8(node.to_vec()).map_err(|e| {
+        raise(
+            Area::Pool,
+            ErrorCode::BadUtf8,
+            format!(
+                "affinity node {:?} is not UTF-8 ({e}); name nodes with text",
+                String::from_utf8_lossy(node)
+            ),
+        )
+    })
+}
+
 /// Affinity with a cap on a Redis server: bounded-load consistent hashing shared by every
 /// worker. `take` gives an item to the node holding it, else to the first of its
 /// candidates (its nodes in preference order, e.g. `Router.get_n(item, n)`) holding
@@ -702,17 +717,16 @@ impl PyAffinity {
             }
             let owned = collect(candidates, "candidates")?;
             let cs = slices(&owned)?;
+            // Names come back as str: a candidate that is not text is refused before
+            // anything is sent, so a take never places an item it could not name.
+            for c in &cs {
+                node_text(c)?;
+            }
             let got = self
                 .conn
                 .run(py, |con| self.inner.take(con, item, &cs, cap))?;
-            Ok(got.map(|t| {
-                (
-                    String::from_utf8_lossy(&t.node).into_owned(),
-                    t.load,
-                    t.cap,
-                    t.new,
-                )
-            }))
+            got.map(|t| Ok((node_text(&t.node)?, t.load, t.cap, t.new)))
+                .transpose()
         })
     }
 
@@ -721,7 +735,7 @@ impl PyAffinity {
         guard(|| {
             let item = key_bytes(item)?;
             let got = self.conn.run(py, |con| self.inner.release(con, item))?;
-            Ok(got.map(|n| String::from_utf8_lossy(&n).into_owned()))
+            got.map(|n| node_text(&n)).transpose()
         })
     }
 
@@ -730,7 +744,7 @@ impl PyAffinity {
         guard(|| {
             let item = key_bytes(item)?;
             let got = self.conn.run(py, |con| self.inner.holder(con, item))?;
-            Ok(got.map(|n| String::from_utf8_lossy(&n).into_owned()))
+            got.map(|n| node_text(&n)).transpose()
         })
     }
 

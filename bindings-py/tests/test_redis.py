@@ -702,6 +702,7 @@ def test_affinity_takes_under_the_cap_and_matches_bounded(server: Server, key: s
         (lambda: aff.take("x", ["a"]), "BAD_TYPE"),
         (lambda: aff.take("x", ["a"], cap=1, c=1.5), "BAD_TYPE"),
         (lambda: aff.take("x", ["a"] * 70000, cap=1), "TOO_LARGE"),
+        (lambda: aff.take("x", [b"\xff"], cap=5), "BAD_UTF8"),
         (lambda: aff.release(""), "EMPTY_MEMBER"),
     ]:
         with pytest.raises(keyroute.KeyrouteError) as e:
