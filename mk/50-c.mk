@@ -9,6 +9,8 @@
 #   make bench-c                  keyroute_ring_get vs libmemcached, keyroute_key_slot (C),
 #                                 then each C call against the Rust call it wraps
 #                                 (build/bench/c.json and c-ffi.json for make bench-report)
+#   make bench-c-callgrind        the same C calls against the Rust calls in instructions
+#                                 (callgrind; build/bench/c-callgrind.json)
 .PHONY: setup-apt-c build-c check-header-c update-header-c lint-c stage-c install-c install \
         test-c test-c-rust test-c-unit test-c-fleet test-c-contract test-c-redis test-c-cache test-c-install \
         test-c-examples check-parity-c build-bench-c example-c example-cache-c example-java bench-c
@@ -253,6 +255,8 @@ build-bench-c: setup-apt-c stage-c
 	    $$($(C_PKG) --cflags keyroute) $(C_STAGE)/lib/libkeyroute.a \
 	    $$($(C_PKG) --variable=native_static_libs keyroute) \
 	    $$(pkg-config --cflags --libs libmemcached) -o bench_c
+	cd $(C_BUILD) && gcc -std=c99 $(C_WARN) -O2 $(C_SRC)/bench/abi.c \
+	    $$($(C_PKG) --cflags --libs keyroute) -Wl,-rpath,$(C_STAGE)/lib -o abi_c
 
 # examples/c: built with `pkg-config --cflags --libs keyroute` as a user would; its output
 # is checked against the shared vectors.
@@ -289,3 +293,13 @@ bench-c: build-bench-c
 	@mkdir -p $(BUILD)/bench
 	$(C_BUILD)/bench_c --json $(BUILD)/bench/c.json
 	$(CARGO) bench -p keyroute-c --bench ffi
+
+# The C boundary in instructions (callgrind counts, steady on a shared machine):
+# bench/abi.c through the shared libkeyroute against bench/abi.rs calling core directly,
+# per call; build/bench/c-callgrind.json for make bench-report.
+BENCH_TARGETS += bench-c-callgrind
+.PHONY: bench-c-callgrind
+bench-c-callgrind: build-bench-c
+	@mkdir -p $(BUILD)/bench
+	CARGO=$(CARGO) python3 $(C_SRC)/bench/callgrind.py $(C_BUILD)/abi_c cargo \
+	    --json $(BUILD)/bench/c-callgrind.json
