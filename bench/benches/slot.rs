@@ -109,7 +109,7 @@ fn bench_key_slot(c: &mut Criterion<Clock>) {
 
 fn bench_batch(c: &mut Criterion<Clock>) {
     let mut g = c.benchmark_group("batch");
-    for len in [16usize, 64] {
+    for len in [16usize, 32, 64] {
         let keys: Vec<Vec<u8>> = (0..1000).map(|i| key(len, 100 + i)).collect();
         let mut out = vec![0u16; keys.len()];
         g.throughput(Throughput::Elements(keys.len() as u64));
@@ -270,7 +270,7 @@ fn report(run: &CriterionRun, same: bool) {
             );
         }
     }
-    for len in [16usize, 64] {
+    for len in [16usize, 32, 64] {
         let id = format!("1000x{len}");
         if let (Some(ns), Some(peer)) = (
             run.median(&format!("batch/keyroute_key_slots/{id}")),

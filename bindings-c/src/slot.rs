@@ -51,9 +51,8 @@ pub unsafe extern "C" fn keyroute_key_slots(
                 array_mut(slots_out, count, "slots_out")?,
             )
         };
-        for (o, k) in out.iter_mut().zip(keys.iter()) {
-            *o = slot::key_slot(k);
-        }
+        // `out` holds exactly `count` entries: this cannot fail.
+        let _ = slot::key_slots_from(keys.iter(), out);
         Ok(())
     })
 }

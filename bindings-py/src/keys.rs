@@ -224,6 +224,56 @@ where
     }
 }
 
+/// Runs `f` over every key of `keys` read in place, with the GIL held: for work cheaper
+/// than copying the keys (slots). An exact list or tuple is read by index and its keys'
+/// bytes are passed as they are, [`CHUNK`] at a time (no copy: the list holds them, and
+/// no Python code runs until `f` returns); any other iterable goes through [`batch`].
+/// `f` appends one result per key to `out`.
+pub(crate) fn in_place<T, F>(
+    py: Python<'_>,
+    keys: &Bound<'_, PyAny>,
+    out: &mut Vec<T>,
+    f: F,
+) -> PyResult<()>
+where
+    T: Send,
+    F: Fn(&[&[u8]], &mut Vec<T>) + Sync,
+{
+    let get_item = if keys.is_exact_instance_of::<PyList>() {
+        ffi::PyList_GetItem as unsafe extern "C" fn(_, _) -> _
+    } else if keys.is_exact_instance_of::<PyTuple>() {
+        ffi::PyTuple_GetItem as unsafe extern "C" fn(_, _) -> _
+    } else {
+        return batch(py, keys, out, |packed, out| {
+            let slices: Vec<&[u8]> = packed.iter().collect();
+            f(&slices, out);
+        });
+    };
+    let n = keys.len()?;
+    if n > MAX_KEYS_PER_CALL {
+        return Err(too_many("keys", &n));
+    }
+    out.reserve(n);
+    let mut slices: Vec<&[u8]> = Vec::with_capacity(n.min(CHUNK));
+    let mut i = 0;
+    while i < n {
+        slices.clear();
+        let end = (i + CHUNK).min(n);
+        for j in i..end {
+            // SAFETY: `keys` is an exact list or tuple of `n` items (no Python code ran
+            // since its length was read) and we hold the GIL; the item is borrowed.
+            let key = unsafe { Borrowed::from_ptr_or_err(py, get_item(keys.as_ptr(), j as _))? };
+            let bytes = key_bytes(&key)?;
+            // SAFETY: the bytes belong to the key object, which the container keeps alive:
+            // nothing runs Python code or releases the GIL before `f` has returned.
+            slices.push(unsafe { core::slice::from_raw_parts(bytes.as_ptr(), bytes.len()) });
+        }
+        f(&slices, out);
+        i = end;
+    }
+    Ok(())
+}
+
 /// Batches below this size are served without releasing the GIL (the release and
 /// re-acquire cost more than the lookups).
 pub(crate) const DETACH_MIN: usize = 256;

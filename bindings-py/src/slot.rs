@@ -1,4 +1,4 @@
-//! `keyroute.key_slot`, `key_slots`, `hash_tag`, `SLOT_COUNT` (and `SlotMap` in slotmap.rs).
+//! `keyroute.key_slot`, `key_slots`, `key_slots_array`, `hash_tag`, `SLOT_COUNT` (and `SlotMap` in slotmap.rs).
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -7,7 +7,7 @@ use pyo3::types::{PyBytes, PyInt, PyList, PyString};
 use keyroute::slot as core_slot;
 
 use crate::errors::{guard, internal};
-use crate::keys::{batch, key_bytes, MAX_KEYS_PER_CALL};
+use crate::keys::{in_place, key_bytes, MAX_KEYS_PER_CALL};
 
 /// The Python ints 0..16384, made once: slot results are shared ints, so a batch
 /// allocates nothing per key beyond the result list.
@@ -30,17 +30,44 @@ fn key_slot(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyInt>> {
     })
 }
 
-/// The slot of every key, computed without the GIL for batches of 256 keys or more.
-/// At most MAX_KEYS_PER_CALL keys.
+/// The slots of `keys` in order (a list or tuple is read in place, with the GIL held:
+/// slots cost less than copying the keys out).
+fn slots_of(py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<u16>> {
+    let mut out: Vec<u16> = Vec::new();
+    in_place(py, keys, &mut out, |ks, out| {
+        let start = out.len();
+        out.resize(start + ks.len(), 0);
+        // `out[start..]` holds exactly one entry per key: this cannot fail.
+        let _ = core_slot::key_slots(ks, &mut out[start..]);
+    })?;
+    Ok(out)
+}
+
+/// The slot of every key, as a list of ints. At most MAX_KEYS_PER_CALL keys.
 #[pyfunction]
 fn key_slots(py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
     guard(|| {
-        let mut out: Vec<u16> = Vec::new();
-        batch(py, keys, &mut out, |ks, out| {
-            out.extend(ks.iter().map(core_slot::key_slot));
-        })?;
+        let out = slots_of(py, keys)?;
         let ints = slot_ints(py);
         Ok(PyList::new(py, out.iter().map(|&s| ints[usize::from(s)].bind(py)))?.unbind())
+    })
+}
+
+/// The slot of every key as an `array.array('H')`: slot numbers without an int object
+/// per key (as JS `keySlots` answers a Uint16Array). At most MAX_KEYS_PER_CALL keys.
+#[pyfunction]
+fn key_slots_array<'py>(py: Python<'py>, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    guard(|| {
+        let out = slots_of(py, keys)?;
+        let bytes = PyBytes::new_with(py, out.len() * 2, |buf| {
+            for (b, s) in buf.chunks_exact_mut(2).zip(&out) {
+                b.copy_from_slice(&s.to_ne_bytes());
+            }
+            Ok(())
+        })?;
+        let array = py.import("array")?.getattr("array")?.call1(("H",))?;
+        array.call_method1("frombytes", (bytes,))?;
+        Ok(array)
     })
 }
 
@@ -67,6 +94,7 @@ fn hash_tag<'py>(py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(key_slot, m)?)?;
     m.add_function(wrap_pyfunction!(key_slots, m)?)?;
+    m.add_function(wrap_pyfunction!(key_slots_array, m)?)?;
     m.add_function(wrap_pyfunction!(hash_tag, m)?)?;
     m.add("SLOT_COUNT", core_slot::SLOT_COUNT)?;
     m.add("MAX_KEYS_PER_CALL", MAX_KEYS_PER_CALL)?;

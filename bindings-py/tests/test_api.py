@@ -221,6 +221,9 @@ def test_missing_node_is_key_error(call) -> None:  # type: ignore[no-untyped-def
         lambda: Ring(["a"]).diff("b"),  # type: ignore[arg-type]
         lambda: keyroute.key_slot(3),  # type: ignore[arg-type]
         lambda: keyroute.key_slots(b"abc"),
+        lambda: keyroute.key_slots_array("abc"),
+        lambda: keyroute.key_slots_array(["a", 3]),
+        lambda: keyroute.key_slots_array(7),  # type: ignore[arg-type]
         lambda: keyroute.hash_tag(None),  # type: ignore[call-overload]
         lambda: keyroute.parse_nodes(["a"]),  # type: ignore[arg-type]
         lambda: keyroute.Pool("ab"),
@@ -241,6 +244,7 @@ def test_lone_surrogate_is_bad_utf8() -> None:
         lambda: Ring(["a"]).get("\udc80"),
         lambda: keyroute.key_slot("\udc80"),
         lambda: keyroute.key_slots(["ok", "\ud800x"]),
+        lambda: keyroute.key_slots_array(("ok", "\ud800x")),
         lambda: Ring(["a"]).get_many(["\udc80"] * 300),
         lambda: Ring(["\udc80"]),
         lambda: Ring.from_spec("a,\udc80"),
@@ -357,6 +361,11 @@ def test_get_many_reads_every_kind_of_sequence_across_chunks() -> None:
     slots = [keyroute.key_slot(k) for k in keys]
     assert keyroute.key_slots(keys) == slots
     assert keyroute.key_slots(tuple(keys)) == slots
+    assert keyroute.key_slots(L(keys)) == slots
+    assert keyroute.key_slots(iter(keys)) == slots
+    for form in (keys, tuple(keys), L(keys), iter(keys)):
+        got = keyroute.key_slots_array(form)
+        assert got.typecode == "H" and got.tolist() == slots
     # A bad key after the first chunk: an error, whatever was looked up before it.
     with pytest.raises(TypeError, match="keys must be str or bytes, not int"):
         ring.get_many([*keys, 7])  # type: ignore[list-item]
@@ -397,6 +406,13 @@ def test_slots() -> None:
         assert keyroute.key_slot(k) == s, k
     assert keyroute.key_slots(list(cases)) == list(cases.values())
     assert keyroute.key_slots([]) == []
+    assert keyroute.key_slots_array(list(cases)).tolist() == list(cases.values())
+    assert keyroute.key_slots_array([]).tolist() == []
+    # Every length around the two-block register path (up to 32 bytes), braces anywhere.
+    keys = [("ab{c}d" * 8)[i:j] for i in range(8) for j in range(i, 48)]
+    want = [keyroute.key_slot(k) for k in keys]
+    assert keyroute.key_slots(keys) == want
+    assert keyroute.key_slots_array(keys).tolist() == want
     assert keyroute.hash_tag("{user:1}:cart") == "user:1"
     assert keyroute.hash_tag(b"{user:1}:cart") == b"user:1"
     assert keyroute.hash_tag(b"foo{}{bar}") == b"foo{}{bar}"

@@ -97,6 +97,7 @@ class Lying:
 BATCH_CALLS = {
     "get_many": lambda keys: Ring(["a"]).get_many(keys),
     "key_slots": keyroute.key_slots,
+    "key_slots_array": lambda keys: keyroute.key_slots_array(keys).tolist(),
     "group_by_slot": keyroute.group_by_slot,
     "Pool": Pool,
     "Pool.seed": lambda keys: Pool().seed(keys),
@@ -129,7 +130,7 @@ def test_a_lying_length_just_grows(name: str) -> None:
     assert call(small) is not None
     if name == "get_many":
         assert call(small) == call(exact)
-    if name in ("key_slots", "group_by_slot"):
+    if name in ("key_slots", "key_slots_array", "group_by_slot"):
         assert call(small) == call(exact)
     # A __len__ that cannot even be an index (len() raises OverflowError) is no hint.
     assert len(keyroute.key_slots(Lying(2**64, 10))) == 10

@@ -214,6 +214,7 @@ BASELINES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "parse_weights": (("a=1,b=0",), {}),
     "key_slot": ((b"foo",), {}),
     "key_slots": (([b"a", "b"],), {}),
+    "key_slots_array": (([b"a", "b"],), {}),
     "hash_tag": (("{a}b",), {}),
     "group_by_slot": ((["a", "{a}b"],), {}),
     "parse_redirect": (("MOVED 1 10.0.0.1:7000",), {}),
@@ -461,6 +462,7 @@ def test_hostile_input(name: str) -> None:
 # within bounded time and memory.
 ENDLESS = [
     ("key_slots", lambda it: keyroute.key_slots(it)),
+    ("key_slots_array", lambda it: keyroute.key_slots_array(it)),
     ("group_by_slot", lambda it: keyroute.group_by_slot(it)),
     ("Ring.get_many", lambda it: _ring().get_many(it)),
     ("SlotMap.group_by_node", lambda it: _map().group_by_node(it)),

@@ -1,9 +1,14 @@
 //! Every CRC16 path (`Crc16Path`: tables, PCLMULQDQ, VPCLMULQDQ), forced one at a time,
 //! agrees bit for bit with the textbook bitwise CRC-16/XMODEM: every length 0–300, random
-//! longer inputs, continued registers, and key slots with and without hash tags. A path
-//! this CPU lacks is reported as unavailable (and must be, off x86_64).
+//! longer inputs, continued registers, and key slots with and without hash tags, one key
+//! at a time and in batches (whose short keys take a path of their own with VPCLMULQDQ).
+//! A path this CPU lacks is reported as unavailable (and must be, off x86_64).
+#![allow(clippy::unwrap_used)]
+
+use keyroute::keys::PackedKeys;
 use keyroute::slot::{
-    crc16_xmodem, crc16_xmodem_with, hash_tag, key_slot, key_slot_with, Crc16Path,
+    crc16_xmodem, crc16_xmodem_with, hash_tag, key_slot, key_slot_with, key_slots, key_slots_from,
+    key_slots_with, Crc16Path,
 };
 use proptest::prelude::*;
 
@@ -51,6 +56,10 @@ fn availability_is_consistent() {
     for p in Crc16Path::ALL {
         assert_eq!(crc16_xmodem_with(p, 0, b"x").is_some(), p.available());
         assert_eq!(key_slot_with(p, b"x").is_some(), p.available());
+        assert_eq!(
+            key_slots_with(p, &[b"x"], &mut [0u16]).is_some(),
+            p.available()
+        );
     }
     // Report which paths this run covers (visible with --nocapture).
     println!(
@@ -147,7 +156,66 @@ fn key_slot_braces_at_every_position_every_path() {
     }
 }
 
+/// `key_slots_with(path)` and `key_slots` against the reference, key by key.
+fn check_batch(keys: &[Vec<u8>], what: &str) {
+    let want: Vec<u16> = keys
+        .iter()
+        .map(|k| crc_bitwise(0, hash_tag(k)) & 16383)
+        .collect();
+    let mut got = vec![0u16; keys.len()];
+    key_slots(keys, &mut got).unwrap();
+    assert_eq!(got, want, "key_slots, {what}");
+    let packed: PackedKeys = keys.iter().collect();
+    let mut got = vec![0u16; keys.len()];
+    key_slots_from(&packed, &mut got).unwrap();
+    assert_eq!(got, want, "key_slots_from, {what}");
+    for p in paths() {
+        let mut got = vec![0u16; keys.len()];
+        key_slots_with(p, keys, &mut got).unwrap().unwrap();
+        assert_eq!(got, want, "{p:?}, {what}");
+    }
+}
+
+#[test]
+fn batch_every_short_length_and_brace_position_every_path() {
+    // The register-only path of the batch takes keys of up to 32 bytes (two blocks): every
+    // length around it, with bytes of every value, and `{`/`}` at every position.
+    for seed in 0..6u64 {
+        let data = match seed {
+            0 => vec![0u8; 48],
+            1 => vec![0xffu8; 48],
+            2 => vec![b'{'; 48],
+            _ => bytes(48, seed),
+        };
+        let keys: Vec<Vec<u8>> = (0..=48).map(|n| data[..n].to_vec()).collect();
+        check_batch(&keys, &format!("seed {seed}"));
+    }
+    let base: Vec<u8> = (0..48).map(|i| b'a' + (i % 26) as u8).collect();
+    let mut keys = Vec::new();
+    for len in 0..=40usize {
+        for open in 0..len {
+            for close in (open + 1..=len).step_by(3).chain([len]) {
+                let mut k = base[..len].to_vec();
+                k[open] = b'{';
+                if close < len {
+                    k[close] = b'}';
+                }
+                keys.push(k);
+            }
+        }
+    }
+    check_batch(&keys, "braces");
+    // Keys that end at the end of an allocation: a masked load must not read past them.
+    let boxed: Vec<Vec<u8>> = (0..=32).map(|n| bytes(n, 77 + n as u64)).collect();
+    check_batch(&boxed, "exact allocations");
+}
+
 proptest! {
+    #[test]
+    fn random_batches_every_path(keys in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..=70), 0..40)) {
+        check_batch(&keys, "random");
+    }
+
     #[test]
     fn random_inputs_every_path(data in proptest::collection::vec(any::<u8>(), 0..6000), init in any::<u16>()) {
         let want = crc_bitwise(init, &data);

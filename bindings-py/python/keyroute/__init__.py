@@ -6,7 +6,8 @@ One Rust core gives the same answers in Rust, Python, JavaScript and C:
   (``"libketama"``, ``"libmemcached"``, ``"twemproxy"``, ``"uhashring"``,
   ``"node-hashring"``, ``"hash_ring"``) plus keyroute's fast ``"native"`` profile;
   :func:`parse_nodes` reads node lists (``host:port`` keeps its port).
-* :func:`key_slot`, :func:`key_slots`, :func:`hash_tag` -- Redis Cluster hash slots.
+* :func:`key_slot`, :func:`key_slots` (:func:`key_slots_array`: an ``array('H')``),
+  :func:`hash_tag` -- Redis Cluster hash slots.
 * :class:`SlotMap` -- the slot map (from CLUSTER SHARDS/SLOTS or a redis-py client) with
   MOVED/ASK handling; :class:`Plan` -- resharding plans; :func:`group_by_slot`.
 * :class:`Pool` and :data:`SCRIPTS` -- least-used selection (the in-memory model of the
@@ -57,6 +58,7 @@ from keyroute._keyroute import (
     InternalError as InternalError,
     key_slot as key_slot,
     key_slots as key_slots,
+    key_slots_array as key_slots_array,
     KeyrouteError as KeyrouteError,
     Lease as Lease,
     Leases as Leases,
@@ -129,6 +131,7 @@ __all__ = [
     "InternalError",
     "key_slot",
     "key_slots",
+    "key_slots_array",
     "KeyrouteError",
     "Lease",
     "Leases",

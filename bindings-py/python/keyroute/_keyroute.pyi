@@ -21,7 +21,7 @@ __all__ = [
     "RedisConnectionError", "RedisTimeoutError", "RedisAuthError", "RedisWrongTypeError",
     "RedisServerError", "RedisProtocolError", "ERROR_CODES", "Ring", "parse_nodes",
     "parse_weights", "RingDiff", "MovedArc", "PROFILES", "DEFAULT_NATIVE_VNODES", "key_slot",
-    "key_slots", "hash_tag", "SLOT_COUNT", "MAX_KEYS_PER_CALL", "SlotMap", "Plan",
+    "key_slots", "key_slots_array", "hash_tag", "SLOT_COUNT", "MAX_KEYS_PER_CALL", "SlotMap", "Plan",
     "group_by_slot", "parse_redirect", "Pool", "Script", "SCRIPTS", "LEAST_USED_SCRIPT",
     "LEAST_USED_SHA1", "SEED_SCRIPT", "SEED_SHA1", "REMOVE_SCRIPT", "REMOVE_SHA1",
     "RESTORE_SCRIPT", "RESTORE_SHA1", "MAX_EXACT_COUNT", "MAX_PICKS_PER_CALL", "LeastUsed",
@@ -305,6 +305,7 @@ class RingDiff:
 
 def key_slot(key: _Key) -> int: ...
 def key_slots(keys: Iterable[_Key]) -> list[int]: ...
+def key_slots_array(keys: Iterable[_Key]) -> array[int]: ...
 @overload
 def hash_tag(key: str) -> str: ...
 @overload

@@ -34,6 +34,7 @@ cpufeatures::new!(
     "sse4.1",
     "avx512f",
     "avx512bw",
+    "avx512vl",
     "vpclmulqdq"
 );
 
@@ -273,9 +274,150 @@ pub(super) unsafe fn vpclmul<const SCAN: bool>(crc: u16, data: &[u8]) -> Option<
     unsafe { finish::<SCAN>(data, off, x, _mm_setzero_si128()) }
 }
 
+/// `floor(x^80 / P)` without its top term `x^64`: the Barrett constant that reduces a
+/// polynomial of degree < 80 mod `P` in two carry-less products.
+const fn barrett_mu() -> u64 {
+    // Long division of x^80 by P = x^16 + 0x1021, one quotient bit per step from x^64 down.
+    let mut rem: u128 = 1 << 80;
+    let mut q: u128 = 0;
+    let mut bit = 64;
+    loop {
+        if rem & (1 << (bit + 16)) != 0 {
+            rem ^= 0x1_1021 << bit;
+            q |= 1 << bit;
+        }
+        if bit == 0 {
+            break;
+        }
+        bit -= 1;
+    }
+    q as u64
+}
+
+/// Shuffle controls that place the first `a` bytes of a register right-aligned and byte
+/// swapped (the key's first byte on top, its last at the bottom, zeros above): entry `a`
+/// moves byte `i < a` to position `a - 1 - i`; the other positions get -1, which zeroes.
+static RIGHT_ALIGN: [[i8; 16]; 17] = {
+    let mut t = [[-1i8; 16]; 17];
+    let mut a = 0;
+    while a <= 16 {
+        let mut j = 0;
+        while j < a {
+            t[a][j] = (a - 1 - j) as i8;
+            j += 1;
+        }
+        a += 1;
+    }
+    t
+};
+
+/// The key's bytes in `head` (its first `a <= 16`, zeros above) as `X`, right-aligned and
+/// byte swapped, then `X * x^16 mod P`: `X * x^16` folded below `x^80`, and a Barrett
+/// reduction (`q = floor(r / P) = floor(floor(r / x^16) * mu / x^64)`, with mu's top term
+/// `x^64` contributing `floor(r / x^16)` itself; `r mod P` is the low 16 bits of
+/// `r + q * P`).
+#[target_feature(enable = "pclmulqdq,ssse3,sse4.1,avx512f,avx512bw,avx512vl,vpclmulqdq")]
+#[inline]
+fn reduce(x: __m128i) -> u16 {
+    use core::arch::x86_64::{_mm_cvtsi128_si32, _mm_srli_si128};
+    let r = shift(x, k::<16>());
+    let a16 = _mm_srli_si128(r, 2);
+    let consts = _mm_set_epi64x(0x1021, const { barrett_mu() } as i64);
+    let t = _mm_clmulepi64_si128(a16, consts, 0x00);
+    let q = _mm_xor_si128(_mm_srli_si128(t, 8), a16);
+    let qp = _mm_clmulepi64_si128(q, consts, 0x10);
+    _mm_cvtsi128_si32(_mm_xor_si128(r, qp)) as u16
+}
+
+/// The first `a <= 16` bytes at `p` (a masked load: bytes past them are neither read nor
+/// able to fault), right-aligned and byte swapped, and whether one is `{`.
+///
+/// # Safety
+/// `a <= 16` and `p..p + a` is readable; the CPU has the target features.
+#[target_feature(enable = "pclmulqdq,ssse3,sse4.1,avx512f,avx512bw,avx512vl,vpclmulqdq")]
+#[inline]
+unsafe fn head(p: *const u8, a: usize) -> (__m128i, bool) {
+    use core::arch::x86_64::{_mm_cmpeq_epi8_mask, _mm_maskz_loadu_epi8};
+    // SAFETY: the mask selects the first `a` bytes, readable per the caller.
+    let raw = unsafe { _mm_maskz_loadu_epi8(((1u32 << a) - 1) as u16, p.cast()) };
+    let brace = _mm_cmpeq_epi8_mask(raw, _mm_set1_epi8(b'{' as i8)) != 0;
+    // SAFETY: `a <= 16` indexes the table; 16 readable bytes per entry.
+    let order = unsafe { _mm_loadu_si128(RIGHT_ALIGN.as_ptr().add(a).cast()) };
+    (_mm_shuffle_epi8(raw, order), brace)
+}
+
+/// The longest key [`short_slot`] takes: two 16-byte blocks.
+pub(super) const SHORT_MAX: usize = 32;
+
+/// The slot of one key of at most [`SHORT_MAX`] bytes without a `{`, all in registers:
+/// the key as one 128-bit value `X` (masked loads; two blocks fold into one first,
+/// `X = first * x^128 + last`), then [`reduce`]. `None` when the key holds a `{` (the
+/// caller applies the tag rule).
+///
+/// This is [`super::key_slots`]' path for short keys: about 30 instructions against the
+/// table path's 70, with no dependency between keys, so a batch runs them side by side.
+///
+/// # Safety
+/// `key.len() <= SHORT_MAX`; the CPU has the target features ([`has_vpclmul`]).
+#[target_feature(enable = "pclmulqdq,ssse3,sse4.1,avx512f,avx512bw,avx512vl,vpclmulqdq")]
+#[inline]
+pub(super) unsafe fn short_slot(key: &[u8]) -> Option<u16> {
+    use core::arch::x86_64::_mm_cmpeq_epi8_mask;
+    debug_assert!(key.len() <= SHORT_MAX);
+    let n = key.len();
+    let p = key.as_ptr();
+    if n <= 16 {
+        // SAFETY: `n` bytes at `p`.
+        let (x, brace) = unsafe { head(p, n) };
+        return (!brace).then(|| reduce(x));
+    }
+    // SAFETY: the first `n - 16 < 16` bytes, then 16 bytes from `n - 16`, are in `key`.
+    let ((first, brace), last) =
+        unsafe { (head(p, n - 16), _mm_loadu_si128(p.add(n - 16).cast())) };
+    if brace || _mm_cmpeq_epi8_mask(last, _mm_set1_epi8(b'{' as i8)) != 0 {
+        return None;
+    }
+    let last = _mm_shuffle_epi8(last, swap_mask());
+    Some(reduce(_mm_xor_si128(shift(first, k::<128>()), last)))
+}
+
+/// [`short_slot`] over a batch: `out[i]` = the slot of the `i`-th key (as far as both
+/// go), the longer keys and those with a `{` by [`super::key_slot`].
+///
+/// # Safety
+/// The CPU has the target features ([`has_vpclmul`]).
+#[target_feature(enable = "pclmulqdq,ssse3,sse4.1,avx512f,avx512bw,avx512vl,vpclmulqdq")]
+pub(super) unsafe fn short_slots<'a>(keys: impl Iterator<Item = &'a [u8]>, out: &mut [u16]) {
+    for (o, k) in out.iter_mut().zip(keys) {
+        let fast = if k.len() <= SHORT_MAX {
+            // SAFETY: length checked; the features are the caller's promise.
+            unsafe { short_slot(k) }
+        } else {
+            None
+        };
+        *o = match fast {
+            Some(crc) => crc & (super::SLOT_COUNT - 1),
+            None => super::key_slot(k),
+        };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn barrett_mu_times_p_is_x80_less_a_remainder() {
+        // (x^64 + mu) * P = x^80 + (something of degree < 16).
+        let mu = (1u128 << 64) | u128::from(barrett_mu());
+        let mut prod: u128 = 0;
+        for bit in 0..17 {
+            if 0x1_1021u128 & (1 << bit) != 0 {
+                prod ^= mu << bit;
+            }
+        }
+        assert_eq!(prod >> 16, 1 << 64);
+    }
 
     #[test]
     fn xpow_is_the_remainder() {

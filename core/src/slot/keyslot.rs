@@ -111,16 +111,97 @@ pub fn key_slot_with(path: Crc16Path, key: &[u8]) -> Option<u16> {
 /// # Ok::<(), keyroute::slot::BatchError>(())
 /// ```
 pub fn key_slots<K: AsRef<[u8]>>(keys: &[K], out: &mut [u16]) -> Result<(), BatchError> {
+    key_slots_from(keys.iter().map(AsRef::as_ref), out)
+}
+
+/// [`key_slots`] for keys held in any container that lists them in order, such as
+/// [`PackedKeys`](crate::keys::PackedKeys): `out[i]` = the slot of the `i`-th key.
+///
+/// # Errors
+/// [`BatchError::OutputTooShort`] if `out` has fewer entries than there are keys
+/// (nothing is written then).
+///
+/// ```
+/// use keyroute::keys::PackedKeys;
+/// use keyroute::slot::{key_slots_from, BatchError};
+///
+/// let keys: PackedKeys = ["foo", "bar"].into_iter().collect();
+/// let mut slots = [0u16; 2];
+/// key_slots_from(&keys, &mut slots)?;
+/// assert_eq!(slots, [12182, 5061]);
+/// # Ok::<(), BatchError>(())
+/// ```
+pub fn key_slots_from<'a, I>(keys: I, out: &mut [u16]) -> Result<(), BatchError>
+where
+    I: IntoIterator<Item = &'a [u8]>,
+    I::IntoIter: ExactSizeIterator,
+{
+    let keys = keys.into_iter();
     if out.len() < keys.len() {
         return Err(BatchError::OutputTooShort {
             keys: keys.len(),
             out: out.len(),
         });
     }
+    #[cfg(target_arch = "x86_64")]
+    if super::crc16::clmul::selected() == Crc16Path::Vpclmul {
+        // SAFETY: the selected path is available.
+        unsafe { super::crc16_clmul::short_slots(keys, out) };
+        return Ok(());
+    }
     for (slot, key) in out.iter_mut().zip(keys) {
-        *slot = key_slot(key.as_ref());
+        *slot = key_slot(key);
     }
     Ok(())
+}
+
+/// [`key_slots`] by one given CRC16 path; `None` when this CPU lacks the path. With
+/// [`Crc16Path::Vpclmul`], keys of up to 32 bytes take a register-only path (masked loads
+/// and a Barrett reduction); the other paths compute each key as [`key_slot_with`] does.
+/// For tests and benchmarks: [`key_slots`] picks the path itself.
+///
+/// # Errors
+/// [`BatchError::OutputTooShort`] as for [`key_slots`].
+///
+/// ```
+/// use keyroute::slot::{key_slots, key_slots_with, Crc16Path};
+///
+/// let keys = ["foo", "bar", "{foo}.x", "a-key-of-twenty-five-bytes"];
+/// let mut want = [0u16; 4];
+/// key_slots(&keys, &mut want)?;
+/// for path in Crc16Path::ALL {
+///     let mut got = [0u16; 4];
+///     if let Some(done) = key_slots_with(path, &keys, &mut got) {
+///         done?;
+///         assert_eq!(got, want);
+///     }
+/// }
+/// # Ok::<(), keyroute::slot::BatchError>(())
+/// ```
+pub fn key_slots_with<K: AsRef<[u8]>>(
+    path: Crc16Path,
+    keys: &[K],
+    out: &mut [u16],
+) -> Option<Result<(), BatchError>> {
+    if !path.available() {
+        return None;
+    }
+    if out.len() < keys.len() {
+        return Some(Err(BatchError::OutputTooShort {
+            keys: keys.len(),
+            out: out.len(),
+        }));
+    }
+    #[cfg(target_arch = "x86_64")]
+    if path == Crc16Path::Vpclmul {
+        // SAFETY: available (checked).
+        unsafe { super::crc16_clmul::short_slots(keys.iter().map(AsRef::as_ref), out) };
+        return Some(Ok(()));
+    }
+    for (slot, key) in out.iter_mut().zip(keys) {
+        *slot = key_slot_with(path, key.as_ref())?;
+    }
+    Some(Ok(()))
 }
 
 /// The slots of all `keys`, in order, in one new vector.

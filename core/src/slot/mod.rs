@@ -8,7 +8,7 @@
 //! | `crc16.rs` | [`crc16_xmodem`]: slice-by-16 CRC-16/XMODEM (tables built at compile time, or on first use with `small-crc16`); [`Crc16Path`] |
 //! | `crc16_clmul.rs` | the same by PCLMULQDQ / VPCLMULQDQ folding for long inputs (x86_64, detected at run time) |
 //! | `tag.rs` | [`hash_tag`]: the part of a key that is hashed |
-//! | `keyslot.rs` | [`key_slot`], [`key_slots`] (batch), [`single_slot`] |
+//! | `keyslot.rs` | [`key_slot`], [`key_slots`] / [`key_slots_from`] (batch; short keys in registers with VPCLMULQDQ), [`single_slot`] |
 //! | `address.rs` | [`split_host_port`], [`Address`] (IPv6 splits on the last `:`) |
 //! | `redirect.rs` | [`Redirect`]: `MOVED`/`ASK` parsing; [`SlotMap::apply_redirect`] |
 //! | `node.rs` | [`Node`], [`NodeIndex`], [`Role`], [`Health`] |
@@ -41,7 +41,9 @@ mod tag;
 
 pub use address::{split_host_port, AddressError};
 pub use crc16::{crc16_xmodem, crc16_xmodem_update, crc16_xmodem_with, Crc16Path};
-pub use keyslot::{key_slot, key_slot_with, key_slots, single_slot, BatchError};
+pub use keyslot::{
+    key_slot, key_slot_with, key_slots, key_slots_from, key_slots_with, single_slot, BatchError,
+};
 pub use redirect::{Redirect, RedirectError, RedirectKind};
 pub use tag::hash_tag;
 
