@@ -4,10 +4,11 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::error::RingError;
-use super::hash::{ketama_point, key_hash, md5, native_point_from, native_prefix};
+use super::hash::{ketama_point, key_hash, md5};
 use super::index::{log_buckets, Circle};
 use super::md5_many::{self, Md5Path};
 use super::profile::{digests_for, Lookup, PointHash, Profile, Ties, WeightRule};
+use super::sip_many;
 use super::sort::{sort_by_less, sort_points, sort_split};
 
 /// The node index [`Ring::get_many_to_slice`] writes for a key on an empty ring.
@@ -701,11 +702,8 @@ fn node_points(
             buf.clear();
             buf.extend_from_slice(server);
             buf.push(b'-');
-            let prefix = native_prefix(buf);
-            for _ in 0..digests {
-                push(native_point_from(&prefix, k.as_bytes()), index);
-                k.increment();
-            }
+            // Callers check the count first: at most MAX_POINTS (< 10^8) digests.
+            sip_many::points(buf, digests.min(MAX_POINTS), |pt| push(pt, index));
         }
     }
 }
@@ -781,7 +779,10 @@ fn order_ties(points: &[u64], owners: &mut [u32], ties: Ties, nodes: &[Node]) {
         while end < points.len() && points[end] == points[start] {
             end += 1;
         }
-        order_run(&mut owners[start..end], ties, nodes);
+        // Runs of one point (nearly all of them) have nothing to order.
+        if end - start > 1 {
+            order_run(&mut owners[start..end], ties, nodes);
+        }
         start = end;
     }
 }

@@ -1,13 +1,17 @@
 //! Hashing keys and server strings onto the circle.
 
+#[cfg(test)]
 use core::hash::Hasher;
 use md5::{Digest, Md5};
 
+#[cfg(test)]
 use siphasher::sip::SipHasher13;
 
 use super::profile::{PointHash, NATIVE_SIP_KEY};
 
-#[inline]
+/// `siphasher`'s SipHash-1-3 under the native key: the reference the hand-written
+/// functions are tested against.
+#[cfg(test)]
 fn sip() -> SipHasher13 {
     SipHasher13::new_with_keys(K0, K1)
 }
@@ -50,8 +54,9 @@ const K1: u64 = match NATIVE_SIP_KEY.last_chunk::<8>() {
     None => 0,
 };
 
+/// One SipRound.
 #[inline(always)]
-fn sip_round(v: &mut [u64; 4]) {
+pub(crate) fn sip_round(v: &mut [u64; 4]) {
     v[0] = v[0].wrapping_add(v[1]);
     v[1] = v[1].rotate_left(13) ^ v[0];
     v[0] = v[0].rotate_left(32);
@@ -71,14 +76,26 @@ fn sip_round(v: &mut [u64; 4]) {
 /// state (kept in memory, tail assembled byte by byte with length-dependent branches)
 /// costs ~40% more per short key (15 vs 10.6 ns on 14–22 byte keys, measured). Here the
 /// state stays in registers and the tail is one unaligned load and a shift.
+/// The SipHash state before any message, under the native key.
 #[inline(always)]
-fn sip13_key(msg: &[u8]) -> u64 {
-    let mut v = [
+pub(crate) const fn sip_start() -> [u64; 4] {
+    [
         K0 ^ 0x736f_6d65_7073_6575,
         K1 ^ 0x646f_7261_6e64_6f6d,
         K0 ^ 0x6c79_6765_6e65_7261,
         K1 ^ 0x7465_6462_7974_6573,
-    ];
+    ]
+}
+
+/// `siphasher`'s streaming SipHash-1-3 under the native key (the reference in tests).
+#[cfg(test)]
+pub(crate) fn sip_hasher() -> SipHasher13 {
+    sip()
+}
+
+#[inline(always)]
+fn sip13_key(msg: &[u8]) -> u64 {
+    let mut v = sip_start();
     let len = msg.len();
     let mut blocks = msg.chunks_exact(8);
     for block in &mut blocks {
@@ -115,8 +132,9 @@ fn le64(b: &[u8]) -> u64 {
     u64::from_le_bytes(a)
 }
 
-/// A SipHash state that has absorbed `prefix`: clone it and feed the rest, so a node's
-/// points (`name-0`, `name-1`, …) do not hash the name again each time.
+/// A SipHash state that has absorbed `prefix` (the streaming reference of the tests; builds
+/// use `sip_many`).
+#[cfg(test)]
 pub(crate) fn native_prefix(prefix: &[u8]) -> SipHasher13 {
     let mut h = sip();
     h.write(prefix);
@@ -124,7 +142,7 @@ pub(crate) fn native_prefix(prefix: &[u8]) -> SipHasher13 {
 }
 
 /// The native point of `prefix ++ rest`, from a state made by [`native_prefix`].
-#[inline]
+#[cfg(test)]
 pub(crate) fn native_point_from(prefix: &SipHasher13, rest: &[u8]) -> u64 {
     let mut h = *prefix;
     h.write(rest);

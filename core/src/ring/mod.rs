@@ -20,6 +20,7 @@ mod hash;
 pub(crate) mod index;
 mod md5_many;
 pub(crate) mod profile;
+mod sip_many;
 mod sort;
 mod spec;
 
