@@ -649,9 +649,9 @@ impl Ring {
         // The sort buckets by the index's buckets and hands back the index too.
         let log = log_buckets(count as usize, p.hash().bits());
         let (points, mut owners, table) = if p.hash() == PointHash::Md5 {
-            sort_split(entries, |e| (e >> 32, e as u32), log)
+            sort_split(entries, |e| (e >> 32, e as u32), log, p.hash().bits())
         } else {
-            sort_split(wide, |e| e, log)
+            sort_split(wide, |e| e, log, p.hash().bits())
         };
         order_ties(&points, &mut owners, p.ties(), &self.nodes);
         self.circle = match table {

@@ -72,17 +72,18 @@ pub(crate) fn bucket_sort<T: RadixKey + Ord>(v: &mut Vec<T>) {
 /// Sorts a build's entries by their own order and splits each into its (point, owner)
 /// pair: the two arrays a circle keeps. With the bucket sort the items are scattered
 /// straight into those two arrays (no sorted copy of the entries, no second pass to split
-/// it), by the top `log` bits of their key, which are the circle index's buckets
-/// (`index::layout`): the bucket ends the sort counts are then that index, returned as
-/// the third value (`table[b]`: the first item of bucket `b`; `2^log + 1` entries), so a
-/// build makes no second pass for it. `split` must keep the order (the pairs compare as
-/// the entries do). A native 1000 x 160 build (`bench/benches/ring.rs`, side by side on a
-/// loaded machine): 6.1 ms with a sorted copy, a split pass and an index pass, 4.8 ms
-/// without them.
+/// it), by the top bits of their key. The circle's index (`index::layout`: the top `log`
+/// of the points' `bits` bits) comes back as the third value (`table[b]`: the first item
+/// of bucket `b`; `2^log + 1` entries): for MD5 points the bucket ends the sort counted,
+/// for native points one pass over the sorted points (see below). `split` must keep the
+/// order (the pairs compare as the entries do). A native 1000 x 160 build
+/// (`bench/benches/ring.rs`, side by side on a loaded machine): 6.1 ms with a sorted
+/// copy, a split pass and an index pass, 4.8 ms without them.
 pub(crate) fn sort_split<T: RadixKey + Ord>(
     mut v: Vec<T>,
     split: impl Fn(T) -> (u64, u32),
     log: u32,
+    bits: u32,
 ) -> (Vec<u64>, Vec<u32>, Option<Vec<u32>>) {
     let n = v.len();
     if cfg!(feature = "small-sort") || n < 64 || log == 0 || log > 30 {
@@ -95,10 +96,22 @@ pub(crate) fn sort_split<T: RadixKey + Ord>(
         }
         return (points, owners, None);
     }
-    let shift = 64 - log;
-    let buckets = 1usize << log;
+    // Native points (64 bits) are scattered by 2 bits fewer than the index has (about 2.5
+    // items per bucket at most load): the counts (a quarter of the index's) stay in
+    // cache, where a count per index bucket (a MiB for a 160k-point ring) misses it on
+    // every item; the index is then read off the sorted points. Native 1000 x 160, side
+    // by side: 5.3 -> 4.5 ms. The MD5 profiles' builds measured slower that way (6.9 ->
+    // 9.0 ms, of which their MD5 is half), so they count per index bucket and keep the
+    // counts as the index.
+    let sort_log = if bits == 64 {
+        log.saturating_sub(2).max(1)
+    } else {
+        log
+    };
+    let shift = 64 - sort_log;
+    let sort_buckets = 1usize << sort_log;
     // ends[b + 1]: counts, then where bucket b starts; after the scatter, where it ends.
-    let mut ends = alloc::vec![0u32; buckets + 1];
+    let mut ends = alloc::vec![0u32; sort_buckets + 1];
     for x in v.iter() {
         ends[(x.key() >> shift) as usize + 1] += 1;
     }
@@ -125,7 +138,7 @@ pub(crate) fn sort_split<T: RadixKey + Ord>(
     } else {
         let mut from = 0;
         let mut pairs: Vec<(u64, u32)> = Vec::new();
-        for &end in &ends[..buckets] {
+        for &end in &ends[..sort_buckets] {
             let end = end as usize;
             match end - from {
                 0 | 1 => {}
@@ -148,10 +161,26 @@ pub(crate) fn sort_split<T: RadixKey + Ord>(
             from = end;
         }
     }
-    // ends[b] is now where bucket b ends, i.e. where b + 1 starts: shift by one.
-    ends.copy_within(0..buckets, 1);
-    ends[0] = 0;
-    (points, owners, Some(ends))
+    if sort_log == log {
+        // ends[b] is now where bucket b ends, i.e. where b + 1 starts: shift by one.
+        ends.copy_within(0..sort_buckets, 1);
+        ends[0] = 0;
+        return (points, owners, Some(ends));
+    }
+    drop(ends);
+    // The index, read off the sorted points in one pass: table[b] = where index bucket b
+    // (a point's top `log` of its `bits` bits) starts; 2^log + 1 entries, the last n.
+    let buckets = 1usize << log;
+    let to_bucket = bits - log;
+    let mut table: Vec<u32> = Vec::with_capacity(buckets + 1);
+    for (i, &p) in points.iter().enumerate() {
+        let b = (p >> to_bucket) as usize;
+        if table.len() <= b {
+            table.resize(b + 1, i as u32);
+        }
+    }
+    table.resize(buckets + 1, n as u32);
+    (points, owners, Some(table))
 }
 
 /// Sorts two parallel slices by (point, owner), for short runs out of place.
@@ -340,6 +369,59 @@ mod tests {
                 bucket_sort(&mut g);
                 assert_eq!(g, want);
             }
+        }
+    }
+
+    #[test]
+    fn sort_split_gives_sorted_pairs_and_their_index() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for n in [64usize, 65, 100, 1000, 5000, 40_000] {
+            // Spread keys, and keys bunched into a few index buckets (past the insertion
+            // sort's limit).
+            for spread in [u64::MAX, 0xffff_ffff_ffff, u64::MAX << 58] {
+                let log = crate::ring::index::log_buckets(n, 64);
+                // Native: 64-bit points with their owners.
+                let wide: Vec<(u64, u32)> = (0..n).map(|i| (next() & spread, i as u32)).collect();
+                let mut want = wide.clone();
+                want.sort_unstable();
+                let (points, owners, table) = sort_split(wide, |e| e, log, 64);
+                let got: Vec<(u64, u32)> = points.iter().copied().zip(owners).collect();
+                assert_eq!(got, want, "native n {n}");
+                check_table(&points, table.as_deref(), log, 64);
+                // MD5: 32-bit points above their owners in one u64.
+                let log = crate::ring::index::log_buckets(n, 32);
+                let entries: Vec<u64> = (0..n)
+                    .map(|i| ((next() & spread) >> 32 << 32) | i as u64)
+                    .collect();
+                let mut want = entries.clone();
+                want.sort_unstable();
+                let (points, owners, table) = sort_split(entries, |e| (e >> 32, e as u32), log, 32);
+                let got: Vec<u64> = points
+                    .iter()
+                    .zip(owners)
+                    .map(|(p, o)| p << 32 | u64::from(o))
+                    .collect();
+                assert_eq!(got, want, "md5 n {n}");
+                check_table(&points, table.as_deref(), log, 32);
+            }
+        }
+    }
+
+    /// `table[b]` is the first point in index bucket `b` (or past it), for every bucket.
+    fn check_table(points: &[u64], table: Option<&[u32]>, log: u32, bits: u32) {
+        let Some(table) = table else {
+            return;
+        };
+        assert_eq!(table.len(), (1 << log) + 1);
+        for (b, &start) in table.iter().enumerate() {
+            let want = points.partition_point(|&p| (p >> (bits - log)) < b as u64);
+            assert_eq!(start as usize, want, "bucket {b} of 2^{log}");
         }
     }
 }
