@@ -173,13 +173,15 @@ pub(crate) fn sort_split<T: RadixKey + Ord>(
     let buckets = 1usize << log;
     let to_bucket = bits - log;
     let mut table: Vec<u32> = Vec::with_capacity(buckets + 1);
+    table.resize(buckets + 1, n as u32);
+    let mut next = 0usize;
     for (i, &p) in points.iter().enumerate() {
         let b = (p >> to_bucket) as usize;
-        if table.len() <= b {
-            table.resize(b + 1, i as u32);
+        while next <= b {
+            table[next] = i as u32;
+            next += 1;
         }
     }
-    table.resize(buckets + 1, n as u32);
     (points, owners, Some(table))
 }
 
