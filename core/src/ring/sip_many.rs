@@ -5,7 +5,7 @@
 //! directly from the prefix's last bytes and the suffix's digits (no streaming hasher,
 //! no byte buffer). On x86_64 with AVX-512F eight points go through one register (eight
 //! lanes of 64 bits, a rotate one instruction); other CPUs, WebAssembly and Miri take
-//! the scalar [`Prefix::point`].
+//! the scalar [`Prefix::point`], as does any build with `KEYROUTE_SIP=scalar` set.
 //!
 //! Why hand-written: the `siphasher` crate hashes one message at a time through its
 //! streaming `Hasher`, whose byte-tail handling was half of a native 1000 x 160 build
@@ -211,12 +211,40 @@ pub(crate) mod simd {
 
     use super::Prefix;
 
+    use core::sync::atomic::{AtomicU8, Ordering};
+
     cpufeatures::new!(avx512f_cpuid, "avx512f");
 
-    /// Whether this CPU runs [`points8`].
+    /// 0: not yet decided; 1 scalar; 2 AVX-512.
+    static SELECTED: AtomicU8 = AtomicU8::new(0);
+
+    /// Whether builds use [`points8`]: this CPU has AVX-512F and `KEYROUTE_SIP=scalar` does
+    /// not force the scalar path (read once, on first use; `std` only: the ring suites run
+    /// once more that way, mk/10-rust.mk).
     #[inline]
     pub(crate) fn available() -> bool {
-        avx512f_cpuid::get()
+        match SELECTED.load(Ordering::Relaxed) {
+            0 => decide(),
+            code => code == 2,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn decide() -> bool {
+        let simd = avx512f_cpuid::get() && !forced_scalar();
+        SELECTED.store(if simd { 2 } else { 1 }, Ordering::Relaxed);
+        simd
+    }
+
+    #[cfg(feature = "std")]
+    fn forced_scalar() -> bool {
+        std::env::var_os("KEYROUTE_SIP").is_some_and(|v| v == "scalar")
+    }
+
+    #[cfg(not(feature = "std"))]
+    fn forced_scalar() -> bool {
+        false
     }
 
     #[target_feature(enable = "avx512f")]
