@@ -1,6 +1,8 @@
 //! The stampede: 4 processes × 50 threads ask for one cold key at the same instant; the
-//! backend takes 200 ms. Exactly one backend call in all, and p99 ≤ backend + 25 ms (each
-//! request timed from its own start). On a standalone server and on a 3-master cluster.
+//! backend takes 200 ms. Exactly one backend call in all, and every waiter served by the
+//! wake-up, not the poll timer: p99 < the first poll after the fill (each request timed
+//! from its own start). On a standalone server and on a 3-master cluster. The latency
+//! itself is a benchmark figure (`make bench-cache`, docs/benchmarks.md), not asserted.
 //!
 //! Each child process (this binary re-executed, running the ignored `stampede_child`)
 //! makes its store and cache first (connections open, scripts loaded), then its threads
@@ -113,10 +115,16 @@ fn run(mode: &str, url: &str) {
     assert_eq!(leases, 1);
     // Every process but the loader's waited (once: its threads share one flight).
     assert_eq!(waits, PROCESSES as u64 - 1);
-    let limit = (BACKEND + Duration::from_millis(25)).as_micros() as u64;
+    // A waiter the wake-up missed sees the value at its next poll: the poll timer waits
+    // 10 ms doubling (10, 30, 70, 150, 310 ms from the start), so after a 200 ms fill that
+    // is ~310 ms. Woken waiters finish within tens of ms of the fill (p99 205-245 ms on
+    // this 2-core VM, 200 threads); a bound of backend + 90 ms tells the two apart without
+    // timing the machine (an earlier bound of backend + 25 ms failed CI on a slower CPU).
+    let limit = (BACKEND + Duration::from_millis(90)).as_micros() as u64;
     assert!(
         p99 <= limit,
-        "p99 {p99} µs > {limit} µs (load: check `uptime`)"
+        "p99 {p99} µs > {limit} µs: waiters were served by the poll timer, not the wake-up \
+         (or the machine is overloaded: check `uptime`)"
     );
 }
 
