@@ -398,13 +398,13 @@ mod tests {
     fn names_and_summaries() {
         let name = |s: i32| {
             unsafe { CStr::from_ptr(keyroute_status_name(s)) }
-                .to_str()
-                .unwrap()
+                .to_string_lossy()
+                .into_owned()
         };
         let text = |s: i32| {
             unsafe { CStr::from_ptr(keyroute_status_str(s)) }
-                .to_str()
-                .unwrap()
+                .to_string_lossy()
+                .into_owned()
         };
         assert_eq!(name(0), "OK");
         assert_eq!(name(11), "ZERO_WEIGHT");

@@ -149,13 +149,7 @@ where
     T: Send,
     F: Fn(&PackedKeys, &mut Vec<T>) + Sync,
 {
-    let sequence = if keys.is_exact_instance_of::<PyList>() {
-        Some(ffi::PyList_GetItem as unsafe extern "C" fn(_, _) -> _)
-    } else if keys.is_exact_instance_of::<PyTuple>() {
-        Some(ffi::PyTuple_GetItem as unsafe extern "C" fn(_, _) -> _)
-    } else {
-        None
-    };
+    let sequence = sequence_getter(keys);
     let it = match sequence {
         None => Some(iterate(keys, "keys")?),
         Some(_) => None,
@@ -224,6 +218,38 @@ where
     }
 }
 
+/// The item getter of an exact list or tuple (borrowed references, read by index); `None`
+/// for anything else.
+fn sequence_getter(
+    keys: &Bound<'_, PyAny>,
+) -> Option<unsafe extern "C" fn(*mut ffi::PyObject, ffi::Py_ssize_t) -> *mut ffi::PyObject> {
+    if keys.is_exact_instance_of::<PyList>() {
+        Some(ffi::PyList_GetItem)
+    } else if keys.is_exact_instance_of::<PyTuple>() {
+        Some(ffi::PyTuple_GetItem)
+    } else {
+        None
+    }
+}
+
+/// An `array.array(typecode)` of `items`, each written as its native-endian bytes.
+pub(crate) fn native_array<'py, T, const N: usize>(
+    py: Python<'py>,
+    typecode: &str,
+    items: &[T],
+    ne_bytes: impl Fn(&T) -> [u8; N],
+) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = PyBytes::new_with(py, items.len() * N, |buf| {
+        for (b, x) in buf.chunks_exact_mut(N).zip(items) {
+            b.copy_from_slice(&ne_bytes(x));
+        }
+        Ok(())
+    })?;
+    let array = py.import("array")?.getattr("array")?.call1((typecode,))?;
+    array.call_method1("frombytes", (bytes,))?;
+    Ok(array)
+}
+
 /// Runs `f` over every key of `keys` read in place, with the GIL held: for work cheaper
 /// than copying the keys (slots). An exact list or tuple is read by index and its keys'
 /// bytes are passed as they are, [`CHUNK`] at a time (no copy: the list holds them, and
@@ -239,11 +265,7 @@ where
     T: Send,
     F: Fn(&[&[u8]], &mut Vec<T>) + Sync,
 {
-    let get_item = if keys.is_exact_instance_of::<PyList>() {
-        ffi::PyList_GetItem as unsafe extern "C" fn(_, _) -> _
-    } else if keys.is_exact_instance_of::<PyTuple>() {
-        ffi::PyTuple_GetItem as unsafe extern "C" fn(_, _) -> _
-    } else {
+    let Some(get_item) = sequence_getter(keys) else {
         return batch(py, keys, out, |packed, out| {
             let slices: Vec<&[u8]> = packed.iter().collect();
             f(&slices, out);

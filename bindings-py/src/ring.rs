@@ -11,7 +11,7 @@ use keyroute::ring::{
 
 use crate::args::{self, int, opt_int, text, type_name};
 use crate::errors::{bad_type, err, guard, out_of_range};
-use crate::keys::{batch, key_bytes};
+use crate::keys::{batch, key_bytes, native_array};
 
 /// A ring and the Python `str` of each node name, built once so lookups return them
 /// without allocating.
@@ -357,15 +357,7 @@ impl PyRing {
                 ring.get_many_to_slice(ks, &mut out[start..]);
             })?;
             // NO_NODE (u32::MAX) reads as -1 in a signed array.
-            let bytes = PyBytes::new_with(py, out.len() * 4, |buf| {
-                for (b, i) in buf.chunks_exact_mut(4).zip(&out) {
-                    b.copy_from_slice(&i.to_ne_bytes());
-                }
-                Ok(())
-            })?;
-            let array = py.import("array")?.getattr("array")?.call1(("i",))?;
-            array.call_method1("frombytes", (bytes,))?;
-            Ok(array)
+            native_array(py, "i", &out, |i| i.to_ne_bytes())
         })
     }
 

@@ -7,7 +7,7 @@ use pyo3::types::{PyBytes, PyInt, PyList, PyString};
 use keyroute::slot as core_slot;
 
 use crate::errors::{guard, internal};
-use crate::keys::{in_place, key_bytes, MAX_KEYS_PER_CALL};
+use crate::keys::{in_place, key_bytes, native_array, MAX_KEYS_PER_CALL};
 
 /// The Python ints 0..16384, made once: slot results are shared ints, so a batch
 /// allocates nothing per key beyond the result list.
@@ -57,18 +57,7 @@ fn key_slots(py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
 /// per key (as JS `keySlots` answers a Uint16Array). At most MAX_KEYS_PER_CALL keys.
 #[pyfunction]
 fn key_slots_array<'py>(py: Python<'py>, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    guard(|| {
-        let out = slots_of(py, keys)?;
-        let bytes = PyBytes::new_with(py, out.len() * 2, |buf| {
-            for (b, s) in buf.chunks_exact_mut(2).zip(&out) {
-                b.copy_from_slice(&s.to_ne_bytes());
-            }
-            Ok(())
-        })?;
-        let array = py.import("array")?.getattr("array")?.call1(("H",))?;
-        array.call_method1("frombytes", (bytes,))?;
-        Ok(array)
-    })
+    guard(|| native_array(py, "H", &slots_of(py, keys)?, |s| s.to_ne_bytes()))
 }
 
 /// The part of a key that is hashed: the text between the first "{" and the first "}"

@@ -99,10 +99,7 @@ fn sip13_key(msg: &[u8]) -> u64 {
     let len = msg.len();
     let mut blocks = msg.chunks_exact(8);
     for block in &mut blocks {
-        let m = le64(block);
-        v[3] ^= m;
-        sip_round(&mut v);
-        v[0] ^= m;
+        sip_compress(&mut v, le64(block));
     }
     let rest = blocks.remainder().len();
     let tail = if len >= 8 {
@@ -113,10 +110,21 @@ fn sip13_key(msg: &[u8]) -> u64 {
         t[..len].copy_from_slice(msg);
         u64::from_le_bytes(t)
     };
-    let b = ((len as u64) << 56) | tail;
-    v[3] ^= b;
-    sip_round(&mut v);
-    v[0] ^= b;
+    sip_finish(v, ((len as u64) << 56) | tail)
+}
+
+/// SipHash-1-3's compression of one message word.
+#[inline(always)]
+pub(crate) fn sip_compress(v: &mut [u64; 4], m: u64) {
+    v[3] ^= m;
+    sip_round(v);
+    v[0] ^= m;
+}
+
+/// SipHash-1-3's last word (`len << 56 | tail`) and finalization: the hash.
+#[inline(always)]
+pub(crate) fn sip_finish(mut v: [u64; 4], b: u64) -> u64 {
+    sip_compress(&mut v, b);
     v[2] ^= 0xff;
     sip_round(&mut v);
     sip_round(&mut v);

@@ -14,7 +14,7 @@
 //! word, and both paths are checked against `siphasher` for every prefix length 0..=40
 //! and suffixes across every digit-count boundary (tests below).
 
-use super::hash::{sip_round, sip_start};
+use super::hash::{sip_compress, sip_finish, sip_start};
 
 /// The SipHash-1-3 state of a point prefix (`server-`) after its whole 8-byte blocks: the
 /// last `ntail` (< 8) bytes are kept as a little-endian word, waiting for the suffix.
@@ -37,10 +37,7 @@ impl Prefix {
         for b in &mut blocks {
             let mut w = [0u8; 8];
             w.copy_from_slice(b);
-            let m = u64::from_le_bytes(w);
-            v[3] ^= m;
-            sip_round(&mut v);
-            v[0] ^= m;
+            sip_compress(&mut v, u64::from_le_bytes(w));
         }
         let rest = blocks.remainder();
         let mut t = [0u8; 8];
@@ -63,20 +60,10 @@ impl Prefix {
         let mut w = self.tail | (dw << s);
         if self.ntail + nd >= 8 {
             // One whole block, then what the suffix has left past it.
-            v[3] ^= w;
-            sip_round(&mut v);
-            v[0] ^= w;
+            sip_compress(&mut v, w);
             w = if s == 0 { 0 } else { dw >> (64 - s) };
         }
-        let b = ((self.len + u64::from(nd)) << 56) | w;
-        v[3] ^= b;
-        sip_round(&mut v);
-        v[0] ^= b;
-        v[2] ^= 0xff;
-        sip_round(&mut v);
-        sip_round(&mut v);
-        sip_round(&mut v);
-        v[0] ^ v[1] ^ v[2] ^ v[3]
+        sip_finish(v, ((self.len + u64::from(nd)) << 56) | w)
     }
 }
 
@@ -134,6 +121,21 @@ impl Counter {
         }
     }
 
+    /// The next eight words into `words` (the counter moves on by eight), and their digit
+    /// count when all eight share it (`None` where it grows among them).
+    #[cfg(any(test, all(target_arch = "x86_64", not(miri))))]
+    fn next8(&mut self, words: &mut [u64; 8]) -> Option<u32> {
+        let (_, nd) = self.word();
+        let mut same = true;
+        for w in words.iter_mut() {
+            let (dw, n) = self.word();
+            *w = dw;
+            same &= n == nd;
+            self.increment();
+        }
+        same.then_some(nd)
+    }
+
     /// A counter at `n` (at most 99,999,999).
     #[cfg(any(test, all(target_arch = "x86_64", not(miri))))]
     fn at(n: u64) -> Counter {
@@ -167,15 +169,7 @@ pub(crate) fn points(prefix: &[u8], count: u64, mut push: impl FnMut(u64)) {
         let mut words = [0u64; 8];
         let mut out = [0u64; 8];
         while count - done >= 8 {
-            let (_, nd) = c.word();
-            let mut same = true;
-            for w in words.iter_mut() {
-                let (dw, n) = c.word();
-                *w = dw;
-                same &= n == nd;
-                c.increment();
-            }
-            if same {
+            if let Some(nd) = c.next8(&mut words) {
                 // SAFETY: AVX-512F is available (checked above).
                 unsafe { simd::points8(&p, &words, nd, &mut out) };
             } else {
@@ -351,17 +345,8 @@ mod tests {
                 }
                 #[cfg(all(target_arch = "x86_64", not(miri)))]
                 if simd::available() && start + 8 <= 100_000_000 {
-                    let mut c = Counter::at(start);
-                    let (_, nd) = c.word();
                     let mut words = [0u64; 8];
-                    let mut same = true;
-                    for w in words.iter_mut() {
-                        let (dw, n) = c.word();
-                        *w = dw;
-                        same &= n == nd;
-                        c.increment();
-                    }
-                    if same {
+                    if let Some(nd) = Counter::at(start).next8(&mut words) {
                         let mut out = [0u64; 8];
                         // SAFETY: available (checked).
                         unsafe { simd::points8(&p, &words, nd, &mut out) };
