@@ -61,18 +61,25 @@ pub fn connect(port: u16) -> redis::Connection {
     con
 }
 
-fn wait_ping(port: u16, child: &mut Child) {
+/// Waits until the node answers PING; `Err` (with the end of its log) if it exited first,
+/// for instance because another process took its port after [`free_port`] saw it free.
+fn wait_ping(port: u16, child: &mut Child, log: &std::path::Path) -> Result<(), String> {
     let start = Instant::now();
     loop {
         if let Ok(client) = redis::Client::open(url(port)) {
             if let Ok(mut con) = client.get_connection_with_timeout(Duration::from_millis(200)) {
                 if redis::cmd("PING").query::<String>(&mut con).is_ok() {
-                    return;
+                    return Ok(());
                 }
             }
         }
         if let Ok(Some(status)) = child.try_wait() {
-            panic!("redis-server on port {port} exited: {status}");
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            let tail: Vec<&str> = text.lines().rev().take(5).collect();
+            return Err(format!(
+                "redis-server on port {port} exited: {status}; its log ends: {}",
+                tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+            ));
         }
         assert!(
             start.elapsed() < STARTUP_TIMEOUT,
@@ -92,7 +99,28 @@ pub struct NodeOptions {
     pub persist: bool,
 }
 
+/// Starts a node on `port` (a restart: the port is the node's own), panicking if it exits.
 fn spawn_with(dir: &std::path::Path, port: u16, options: NodeOptions) -> Child {
+    try_spawn_with(dir, port, options).unwrap_or_else(|err| panic!("{err}"))
+}
+
+/// Starts a new node on a free port (a pair with the bus port for cluster nodes). The
+/// port is only free when [`free_port`] looks, so a node that loses it to another process
+/// (a client's ephemeral port, a parallel test) is started again on another one.
+fn spawn_fresh(dir: &std::path::Path, options: NodeOptions) -> (u16, Child) {
+    let mut last = String::new();
+    for _ in 0..8 {
+        let port = free_port(options.cluster_node_timeout_ms.is_some());
+        match try_spawn_with(dir, port, options) {
+            Ok(child) => return (port, child),
+            Err(err) => last = err,
+        }
+    }
+    panic!("could not start redis-server after 8 ports: {last}");
+}
+
+fn try_spawn_with(dir: &std::path::Path, port: u16, options: NodeOptions) -> Result<Child, String> {
+    let log = dir.join(format!("{port}.log"));
     let mut cmd = Command::new("redis-server");
     cmd.arg("--port")
         .arg(port.to_string())
@@ -111,7 +139,7 @@ fn spawn_with(dir: &std::path::Path, port: u16, options: NodeOptions) -> Child {
         .arg("--dir")
         .arg(dir)
         .arg("--logfile")
-        .arg(dir.join(format!("{port}.log")));
+        .arg(&log);
     if let Some(timeout) = options.cluster_node_timeout_ms {
         cmd.args(["--cluster-enabled", "yes", "--cluster-node-timeout"])
             .arg(timeout.to_string())
@@ -123,8 +151,13 @@ fn spawn_with(dir: &std::path::Path, port: u16, options: NodeOptions) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn redis-server (apt-get install redis-server)");
-    wait_ping(port, &mut child);
-    child
+    match wait_ping(port, &mut child, &log) {
+        Ok(()) => Ok(child),
+        Err(err) => {
+            let _ = child.wait();
+            Err(err)
+        }
+    }
 }
 
 /// Kills and reaps every child, then removes the dir.
@@ -209,8 +242,7 @@ impl Cluster {
 
     /// Starts one more cluster-enabled node (not yet part of the cluster); its port.
     pub fn spawn_node(&mut self) -> u16 {
-        let port = free_port(true);
-        let child = spawn_with(&self.dir, port, self.node_options());
+        let (port, child) = spawn_fresh(&self.dir, self.node_options());
         self.ports.push(port);
         self.children.push(child);
         self.dead.push(false);
@@ -510,8 +542,7 @@ impl Nodes {
 
     /// Starts one more node; its port.
     pub fn spawn(&mut self) -> u16 {
-        let port = free_port(false);
-        let child = spawn_with(&self.dir, port, self.options());
+        let (port, child) = spawn_fresh(&self.dir, self.options());
         self.ports.push(port);
         self.children.push(child);
         port
