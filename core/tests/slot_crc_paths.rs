@@ -156,12 +156,23 @@ fn key_slot_braces_at_every_position_every_path() {
     }
 }
 
-/// `key_slots_with(path)` and `key_slots` against the reference, key by key.
+/// `key_slots_with(path)`, `key_slots`, and one key at a time `key_slot` and
+/// `key_slot_with(path)`, against the reference, key by key.
 fn check_batch(keys: &[Vec<u8>], what: &str) {
     let want: Vec<u16> = keys
         .iter()
         .map(|k| crc_bitwise(0, hash_tag(k)) & 16383)
         .collect();
+    for (k, &w) in keys.iter().zip(&want) {
+        assert_eq!(key_slot(k), w, "key_slot, {what}, key {k:?}");
+        for p in paths() {
+            assert_eq!(
+                key_slot_with(p, k),
+                Some(w),
+                "key_slot_with {p:?}, {what}, key {k:?}"
+            );
+        }
+    }
     let mut got = vec![0u16; keys.len()];
     key_slots(keys, &mut got).unwrap();
     assert_eq!(got, want, "key_slots, {what}");
@@ -178,7 +189,7 @@ fn check_batch(keys: &[Vec<u8>], what: &str) {
 
 #[test]
 fn batch_every_short_length_and_brace_position_every_path() {
-    // The register-only path of the batch takes keys of up to 32 bytes (two blocks): every
+    // The register-only path (`key_slot` and the batch) takes keys of up to 32 bytes (two blocks): every
     // length around it, with bytes of every value, and `{`/`}` at every position.
     for seed in 0..6u64 {
         let data = match seed {

@@ -168,19 +168,21 @@ pub(crate) fn sort_split<T: RadixKey + Ord>(
         return (points, owners, Some(ends));
     }
     drop(ends);
-    // The index, read off the sorted points in one pass: table[b] = where index bucket b
-    // (a point's top `log` of its `bits` bits) starts; 2^log + 1 entries, the last n.
+    // The index, read off the sorted points: table[b] = where index bucket b (a point's
+    // top `log` of its `bits` bits) starts; 2^log + 1 entries, the last n. Counted per
+    // bucket (in order: the points are sorted), then summed; a fill loop per point
+    // ("while the next bucket <= this point's") mispredicted its exit on most points, and
+    // took 30% of a native 1000 x 160 build (perf).
     let buckets = 1usize << log;
     let to_bucket = bits - log;
-    let mut table: Vec<u32> = Vec::with_capacity(buckets + 1);
-    table.resize(buckets + 1, n as u32);
-    let mut next = 0usize;
-    for (i, &p) in points.iter().enumerate() {
-        let b = (p >> to_bucket) as usize;
-        while next <= b {
-            table[next] = i as u32;
-            next += 1;
-        }
+    let mut table: Vec<u32> = alloc::vec![0; buckets + 1];
+    for &p in &points {
+        table[(p >> to_bucket) as usize + 1] += 1;
+    }
+    let mut run = 0u32;
+    for t in table.iter_mut() {
+        run += *t;
+        *t = run;
     }
     (points, owners, Some(table))
 }

@@ -22,11 +22,20 @@ use super::{crc16_xmodem, crc16_xmodem_update, crc16_xmodem_with, Crc16Path};
 #[inline(always)]
 #[must_use]
 pub fn key_slot(key: &[u8]) -> u16 {
-    // One pass: hash 16-byte blocks while checking each for `{`. Keys without a tag (the
+    // Short keys on CPUs with VPCLMULQDQ and AVX-512BW/VL: all in registers (masked
+    // loads, carry-less products; `short_slot`). Elsewhere, one pass: hash 16-byte blocks
+    // while checking each for `{`. Keys without a tag (the
     // common case) are never scanned separately; the brace check runs in parallel with
     // the CRC dependency chain.
     #[cfg(target_arch = "x86_64")]
-    if key.len() >= super::crc16::clmul::PCLMUL_MIN {
+    if key.len() <= super::crc16_clmul::SHORT_MAX {
+        if super::crc16::clmul::selected() == Crc16Path::Vpclmul {
+            // SAFETY: the length is checked and the selected path's features are there.
+            if let Some(crc) = unsafe { super::crc16_clmul::short_slot(key) } {
+                return crc & MASK;
+            }
+        }
+    } else if key.len() >= super::crc16::clmul::PCLMUL_MIN {
         if let Some(crc) = super::crc16::clmul::long_slot(key) {
             return crc & MASK;
         }
@@ -66,9 +75,10 @@ fn slot_from_brace(key: &[u8], done: usize, crc: u16) -> u16 {
     crc16_xmodem_update(crc, tail) & MASK
 }
 
-/// The slot of `key` by one given CRC16 path (keys shorter than its
-/// [`min_len`](Crc16Path::min_len) by the table path, as in normal use); `None` when this
-/// CPU lacks the path. For tests and benchmarks: [`key_slot`] picks the path itself.
+/// The slot of `key` by one given CRC16 path, as [`key_slot`] runs it: keys shorter than
+/// the path's [`min_len`](Crc16Path::min_len) by the table path, except that
+/// [`Crc16Path::Vpclmul`] computes keys of up to 32 bytes without a `{` in registers;
+/// `None` when this CPU lacks the path. For tests and benchmarks: [`key_slot`] picks the path itself.
 ///
 /// ```
 /// use keyroute::slot::{key_slot, key_slot_with, Crc16Path};
@@ -84,7 +94,12 @@ pub fn key_slot_with(path: Crc16Path, key: &[u8]) -> Option<u16> {
         return None;
     }
     #[cfg(target_arch = "x86_64")]
-    if key.len() >= path.min_len() {
+    if path == Crc16Path::Vpclmul && key.len() <= super::crc16_clmul::SHORT_MAX {
+        // SAFETY: available (checked) and short enough; as `key_slot` runs it.
+        if let Some(crc) = unsafe { super::crc16_clmul::short_slot(key) } {
+            return Some(crc & MASK);
+        }
+    } else if key.len() >= path.min_len() {
         if let Some(crc) = super::crc16::clmul::run::<true>(path, 0, key) {
             return Some(crc & MASK);
         }
