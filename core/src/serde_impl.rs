@@ -230,7 +230,15 @@ impl<'de> Deserialize<'de> for SlotMap {
                     map.check_master(m).map_err(map_refused)?;
                     Some(m)
                 }
-                (_, None) => None,
+                (Role::Replica, None) => {
+                    return Err(refused(
+                        format_args!(
+                            "node {position} is a replica and names no master; give the index of its master (an earlier node) as \"master\""
+                        ),
+                        ErrorCode::InconsistentTopology,
+                    ))
+                }
+                (Role::Master, None) => None,
             };
             if n.role == Role::Replica && !n.slots.is_empty() {
                 return Err(refused(

@@ -284,6 +284,14 @@ fn bad_slot_maps_are_refused_with_the_library_code() {
             "UNKNOWN_NODE",
         ),
         (
+            // Found by the serde_read fuzz target: a replica must name its master.
+            format!(
+                r#"{{"nodes":[{},{{"addr":"h:2","role":"replica"}}]}}"#,
+                node(r#","slots":[[3,8191]]"#)
+            ),
+            "INCONSISTENT_TOPOLOGY",
+        ),
+        (
             format!(
                 r#"{{"nodes":[{},{{"addr":"h:2","role":"replica","master":0}},{{"addr":"h:3","role":"replica","master":1}}]}}"#,
                 node("")
