@@ -153,7 +153,7 @@ export function createApi(wasm, scripts) {
   function tooLargeKey(n, what) {
     fail('TOO_LARGE', `${what} of ${n} bytes is above the limit of ${LIMITS.keyBytes} bytes (512 MiB, the largest string Redis holds)`);
   }
-  // A string key short enough to cross as a string (wasm-bindgen encodes it).
+  // A string key short enough to cross in the shared key buffer (see oneKey).
   const SHORT = 1 << 16;
 
   // A list argument: an array or another iterable, never a string or a single key.
@@ -278,6 +278,30 @@ export function createApi(wasm, scripts) {
     kb.words = kb.raw.words();
     kb.cap = cap;
     keyViews(kb);
+  }
+  // A single string key (shorter than SHORT) into the start of the shared key buffer,
+  // as UTF-8; its length in bytes. No allocation per call (a wasm-bindgen string
+  // parameter is a malloc, a copy and a free); ASCII characters are copied one by one
+  // (cheaper than encodeInto for short keys) and need no well-formedness check. Not
+  // while a batch is filling the buffer (`packing`: the caller takes another path).
+  function oneKey(key) {
+    const kb = sharedKeys;
+    const n = key.length;
+    if (kb.data === null || 3 * n > kb.cap) keyRoom(kb, Math.max(3 * n, 1024));
+    else if (kb.data.buffer !== memory.buffer) keyViews(kb); // the memory grew since
+    const d = kb.data;
+    let i = 0;
+    for (; i < n; i++) {
+      const c = key.charCodeAt(i);
+      if (c > 0x7f) break;
+      d[i] = c;
+    }
+    if (i === n) return n;
+    text(key, 'the key');
+    return i + encoder.encodeInto(key.slice(i), d.subarray(i)).written;
+  }
+  function lostKey() {
+    fail('INTERNAL', 'the key buffer was shorter than the key written to it; please report this');
   }
   function keyNeed(kb, bytes) {
     if (bytes > LIMITS.batchBytes) tooManyBytes();
@@ -581,7 +605,8 @@ export function createApi(wasm, scripts) {
     /** The owner of `key`, or null on an empty ring. */
     get(key) {
       const h = this.#h;
-      const i = typeof key === 'string' && key.length < SHORT ? h.getStr(text(key, 'the key')) : h.getBytes(bytes(key));
+      const i = typeof key === 'string' && key.length < SHORT && !packing ? h.getKey(sharedKeys.raw, oneKey(key)) : h.getBytes(bytes(key));
+      if (i === -2) lostKey();
       return i < 0 ? null : this.#names[i];
     }
 
@@ -767,7 +792,9 @@ export function createApi(wasm, scripts) {
   const SLOT_COUNT = 16384;
 
   function keySlot(key) {
-    return typeof key === 'string' && key.length < SHORT ? wasm.rawKeySlotStr(text(key, 'the key')) : wasm.rawKeySlotBytes(bytes(key));
+    if (typeof key !== 'string' || key.length >= SHORT || packing) return wasm.rawKeySlotBytes(bytes(key));
+    const slot = wasm.rawKeySlotKey(sharedKeys.raw, oneKey(key));
+    return slot < 0 ? lostKey() : slot;
   }
 
   function keySlots(keys) {

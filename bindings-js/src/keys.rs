@@ -1,5 +1,6 @@
 //! [`RawKeys`]: the one buffer in wasm memory that the batch key calls (`getManyIndexes`,
-//! `keySlots`, `ownersOfKeys`) read their keys from. The JS glue writes the keys' bytes
+//! `keySlots`, `ownersOfKeys`) read their keys from, and the single-key calls (`get`,
+//! `keySlot`) their key. The JS glue writes the keys' bytes
 //! and end offsets straight into it (`TextEncoder.encodeInto` on a view of the memory, or
 //! a typed-array copy of keys given as bytes), the call writes one answer per key behind
 //! the offsets, and the glue copies the answers out once: no allocation, copy in or copy
@@ -70,6 +71,14 @@ impl RawKeys {
             Some(key)
         });
         Ok((keys, out))
+    }
+}
+
+impl RawKeys {
+    /// The first `len` bytes: the one key a single-key call's glue wrote; `None` when
+    /// `len` passes the buffer.
+    pub(crate) fn key(&self, len: u32) -> Option<&[u8]> {
+        self.data.get(..len as usize)
     }
 }
 

@@ -168,10 +168,12 @@ impl RawRing {
         ]
     }
 
-    /// Owner index of a string key, `-1` on an empty ring.
-    #[wasm_bindgen(js_name = getStr)]
-    pub fn get_str(&self, key: &str) -> i32 {
-        owner(&self.ring, key.as_bytes())
+    /// Owner index of the key in the first `len` bytes of `keys` (the glue writes a
+    /// string key there, with no allocation per call), `-1` on an empty ring, `-2` when
+    /// `len` passes the buffer.
+    #[wasm_bindgen(js_name = getKey)]
+    pub fn get_key(&self, keys: &RawKeys, len: u32) -> i32 {
+        keys.key(len).map_or(-2, |k| owner(&self.ring, k))
     }
 
     /// Owner index of a byte key, `-1` on an empty ring.
@@ -214,9 +216,8 @@ impl RawRing {
     #[wasm_bindgen(js_name = getManyKeys)]
     pub fn get_many_keys(&self, keys: &mut RawKeys, n: u32, len: u32) -> Result<(), JsError> {
         let (keys, out) = keys.batch(n, len)?;
-        for (o, k) in out.iter_mut().zip(keys) {
-            *o = owner(&self.ring, k) as u32;
-        }
+        // NO_NODE (u32::MAX) reads as -1 on the JS side.
+        self.ring.get_many_to_slice(keys, out);
         Ok(())
     }
 

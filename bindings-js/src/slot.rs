@@ -24,10 +24,11 @@ fn slot_of(key: &[u8]) -> u16 {
     key_slot(key)
 }
 
-/// The slot of a string key (UTF-8).
-#[wasm_bindgen(js_name = rawKeySlotStr)]
-pub fn raw_key_slot_str(key: &str) -> u16 {
-    slot_of(key.as_bytes())
+/// The slot of the key in the first `len` bytes of `keys` (the glue writes a string key
+/// there, with no allocation per call); `-1` when `len` passes the buffer.
+#[wasm_bindgen(js_name = rawKeySlotKey)]
+pub fn raw_key_slot_key(keys: &RawKeys, len: u32) -> i32 {
+    keys.key(len).map_or(-1, |k| i32::from(slot_of(k)))
 }
 
 /// The slot of a byte key.

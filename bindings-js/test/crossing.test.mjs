@@ -126,6 +126,36 @@ test('a key getter that calls keyroute while a batch is being written gets its o
   assert.equal(inner[2999], keySlot('other2999'));
 });
 
+test('single string keys cross through the shared key buffer: ASCII, non-ASCII, empty, long, inside a batch', () => {
+  const ring = new Ring(['a', 'b', 'c']);
+  const keys = ['', 'foo', '{foo}bar', 'é', 'ключ', '😀x', 'k'.repeat(5000), 'é'.repeat(30000), 'x'.repeat(70000)];
+  for (const k of keys) {
+    // As the same key given as bytes, which crosses as a byte array.
+    assert.equal(keySlot(k), keySlot(enc.encode(k)), `keySlot of ${k.length} chars`);
+    assert.equal(ring.get(k), ring.get(enc.encode(k)), `get of ${k.length} chars`);
+  }
+  assert.equal(keySlot('foo'), 12182);
+  refuses(() => ring.get('a\ud800'), 'BAD_UTF8');
+  refuses(() => keySlot('\udc00b'), 'BAD_UTF8');
+  // From a batch's key getter: the single call must not write over the batch's keys.
+  const batch = Array.from({ length: 1200 }, (_, i) => `k${i}`);
+  let inner = null;
+  Object.defineProperty(batch, 600, {
+    get() {
+      inner = [keySlot('foo'), ring.get('bar')];
+      return 'k600';
+    },
+  });
+  const slots = keySlots(batch);
+  const owners = ring.getManyIndexes(batch);
+  for (let i = 0; i < batch.length; i++) {
+    assert.equal(slots[i], keySlot(enc.encode(`k${i}`)), `slot ${i}`);
+    assert.equal(ring.names[owners[i]], ring.get(enc.encode(`k${i}`)), `owner ${i}`);
+  }
+  assert.deepEqual(inner, [12182, ring.get(enc.encode('bar'))]);
+  ring.free();
+});
+
 test('packed keys are checked as every entrance checks its input: the same codes everywhere', () => {
   const ring = new Ring(['a', 'b']);
   const map = new SlotMap();

@@ -19,8 +19,12 @@
 // now shares with the cache module (RawBatch in its own module), 55,830. Issue 17's ring
 // work added the name index (node lookups and the duplicate check by binary search over
 // names sorted once, with a heap sort in this build: `new Ring` of 1e6 names no longer
-// runs quadratic) and the digest counter (+1.2 KB): 57,001. The budget is 57,300
-// (measured + 299 bytes, 0.5%).
+// runs quadratic) and the digest counter (+1.2 KB): 57,001. Issue 17's crossings then
+// moved single string keys into the shared key buffer (getKey and rawKeySlotKey instead
+// of wasm-bindgen string parameters: no malloc, copy and free per call) and batch lookups
+// onto core's grouped get_many_to_slice (+0.4 KB gzipped; getManyIndexes 1.5-2x faster,
+// libketama batches too), and the lookup reads slices (no out-of-line Vec index calls in
+// this size-optimised build): 57,586. The budget is 57,900 (measured + 314 bytes, 0.5%).
 //
 // The smart cache (keyroute/cache, Node only) is a .wasm of its own, from the same crate
 // with `--no-default-features --features cache`, so that browsers never download it: core's

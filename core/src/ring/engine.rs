@@ -416,7 +416,8 @@ impl Ring {
             return None;
         }
         let i = self.point_for_hash(self.hash_key(key))?;
-        Some(self.circle.owners[i] as usize)
+        let owners: &[u32] = &self.circle.owners;
+        Some(owners[i] as usize)
     }
 
     /// The node owning `key`; `None` on an empty ring.

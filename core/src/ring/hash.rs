@@ -97,18 +97,23 @@ pub(crate) fn sip_hasher() -> SipHasher13 {
 fn sip13_key(msg: &[u8]) -> u64 {
     let mut v = sip_start();
     let len = msg.len();
-    let mut blocks = msg.chunks_exact(8);
-    for block in &mut blocks {
-        sip_compress(&mut v, le64(block));
+    // Blocks split off as arrays (a load each), not `chunks_exact` and `copy_from_slice`,
+    // which size-optimised builds (the .wasm) leave as calls.
+    let mut blocks = msg;
+    while let Some((block, more)) = blocks.split_first_chunk::<8>() {
+        sip_compress(&mut v, u64::from_le_bytes(*block));
+        blocks = more;
     }
-    let rest = blocks.remainder().len();
-    let tail = if len >= 8 {
+    let rest = blocks.len();
+    let tail = if let Some(last) = msg.last_chunk::<8>() {
         // The last 8 bytes end with the `rest` tail bytes: keep those (none when rest = 0).
-        (le64(&msg[len - 8..]) >> 1) >> (63 - 8 * rest as u32)
+        (u64::from_le_bytes(*last) >> 1) >> (63 - 8 * rest as u32)
     } else {
-        let mut t = [0u8; 8];
-        t[..len].copy_from_slice(msg);
-        u64::from_le_bytes(t)
+        // A key of fewer than 8 bytes.
+        blocks
+            .iter()
+            .rev()
+            .fold(0u64, |t, &b| (t << 8) | u64::from(b))
     };
     sip_finish(v, ((len as u64) << 56) | tail)
 }
@@ -130,14 +135,6 @@ pub(crate) fn sip_finish(mut v: [u64; 4], b: u64) -> u64 {
     sip_round(&mut v);
     sip_round(&mut v);
     v[0] ^ v[1] ^ v[2] ^ v[3]
-}
-
-/// The little-endian `u64` in the first 8 bytes of `b` (callers pass at least 8).
-#[inline(always)]
-fn le64(b: &[u8]) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[..8]);
-    u64::from_le_bytes(a)
 }
 
 /// A SipHash state that has absorbed `prefix` (the streaming reference of the tests; builds

@@ -158,25 +158,29 @@ impl Circle {
         } else {
             target
         };
+        // Slices, not the vectors: indexing a slice is built into the language, where a
+        // `Vec` index is a call to `Index::index`, which size-optimised builds (the .wasm)
+        // leave out of line.
+        let (points, table): (&[u64], &[u32]) = (&self.points, &self.table);
         let b = bucket(target, self.shift) as usize;
         // `target` is within the circle, so `b < buckets` and `b + 1` is in the table.
-        let (lo, hi) = match (self.table.get(b), self.table.get(b + 1)) {
+        let (lo, hi) = match (table.get(b), table.get(b + 1)) {
             (Some(&lo), Some(&hi)) => (lo as usize, hi as usize),
             _ => return Some(0),
         };
-        let last = self.points.len() - 1;
+        let last = points.len() - 1;
         let i = if hi - lo <= SCAN {
             // Count the bucket's points below `target` without a data-dependent branch:
             // a mispredicted branch per lookup would also stall the hashing of the next
             // keys in a batch. Reads past the bucket are clamped in bounds and masked out.
             let mut i = lo;
             for j in 0..SCAN {
-                let p = self.points[(lo + j).min(last)];
+                let p = points[(lo + j).min(last)];
                 i += usize::from((lo + j < hi) & (p < target));
             }
             i
         } else {
-            lo + self.points[lo..hi].partition_point(|&p| p < target)
+            lo + points[lo..hi].partition_point(|&p| p < target)
         };
         Some(if i > last { 0 } else { i })
     }
