@@ -357,7 +357,7 @@ impl PyRing {
                 ring.get_many_to_slice(ks, &mut out[start..]);
             })?;
             // NO_NODE (u32::MAX) reads as -1 in a signed array.
-            native_array(py, "i", &out, |i| i.to_ne_bytes())
+            native_array(py, "i", &out)
         })
     }
 

@@ -57,7 +57,7 @@ fn key_slots(py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
 /// per key (as JS `keySlots` answers a Uint16Array). At most MAX_KEYS_PER_CALL keys.
 #[pyfunction]
 fn key_slots_array<'py>(py: Python<'py>, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    guard(|| native_array(py, "H", &slots_of(py, keys)?, |s| s.to_ne_bytes()))
+    guard(|| native_array(py, "H", &slots_of(py, keys)?))
 }
 
 /// The part of a key that is hashed: the text between the first "{" and the first "}"
