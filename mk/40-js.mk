@@ -55,21 +55,28 @@ JS_CACHE_WASM := $(BUILD)/js/keyroute_cache.wasm
 # The fleet (keyroute/fleet: engines, fleet profiles, proxy configurations; Node and
 # browsers) likewise, `--features fleet` (budget: config.fleetWasmGzipBudget).
 JS_FLEET_WASM := $(BUILD)/js/keyroute_fleet.wasm
+# The cluster module (SlotMap, ReshardPlan: slot maps and resharding plans; Node loads it
+# on first use, browsers with initCluster()), `--features cluster`
+# (budget: config.clusterWasmGzipBudget).
+JS_CLUSTER_WASM := $(BUILD)/js/keyroute_cluster.wasm
 build-js: setup-js-rust setup-js-npm
 	mkdir -p $(dir $(JS_SCRIPTS))
 	$(JS_CARGO_ENV) $(CARGO) build -p keyroute-js --target wasm32-unknown-unknown --release --no-default-features --features cache
 	cp $(JS_WASM) $(JS_CACHE_WASM)
 	$(JS_CARGO_ENV) $(CARGO) build -p keyroute-js --target wasm32-unknown-unknown --release --no-default-features --features fleet
 	cp $(JS_WASM) $(JS_FLEET_WASM)
+	$(JS_CARGO_ENV) $(CARGO) build -p keyroute-js --target wasm32-unknown-unknown --release --no-default-features --features cluster
+	cp $(JS_WASM) $(JS_CLUSTER_WASM)
 	$(JS_CARGO_ENV) $(CARGO) build -p keyroute-js --target wasm32-unknown-unknown --release
 	$(CARGO) run -q -p keyroute-js --example scripts > $(JS_SCRIPTS).tmp && mv $(JS_SCRIPTS).tmp $(JS_SCRIPTS)
-	cd $(JS_DIR) && node scripts/build.mjs $(JS_WASM) $(JS_SCRIPTS) $(JS_CACHE_WASM) $(JS_FLEET_WASM)
+	cd $(JS_DIR) && node scripts/build.mjs $(JS_WASM) $(JS_SCRIPTS) $(JS_CACHE_WASM) $(JS_FLEET_WASM) $(JS_CLUSTER_WASM)
 
 lint-js: setup-js-rust
 	$(CARGO) fmt -p keyroute-js --check
 	$(CARGO) clippy -p keyroute-js --target wasm32-unknown-unknown -- -D warnings
 	$(CARGO) clippy -p keyroute-js --target wasm32-unknown-unknown --no-default-features --features cache -- -D warnings
 	$(CARGO) clippy -p keyroute-js --target wasm32-unknown-unknown --no-default-features --features fleet -- -D warnings
+	$(CARGO) clippy -p keyroute-js --target wasm32-unknown-unknown --no-default-features --features cluster -- -D warnings
 	$(CARGO) clippy -p keyroute-js --example scripts -- -D warnings
 
 pack-js: build-js

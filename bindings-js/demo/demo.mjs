@@ -1,6 +1,6 @@
 // keyroute demo page: the library computes (rings, shares, diffs, slots, plans); this
 // file only draws what it answers.
-import init, { PROFILES, SlotMap, keySlot } from '../dist/web.mjs';
+import init, { PROFILES, SlotMap, keySlot, initCluster } from '../dist/web.mjs';
 
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
@@ -531,7 +531,9 @@ function setupCluster() {
 // ------------------------------------------------------------------ start
 
 try {
-  await init();
+  // The rings' module, then the cluster module (SlotMap) the slot panel uses: a .wasm of
+  // its own, fetched in parallel.
+  await Promise.all([init(), initCluster()]);
   await setupRing();
   setupCluster();
   setStatus('ready');

@@ -1,7 +1,11 @@
 // The public JavaScript API of `keyroute`, written once for every entry point.
 //
-// `createApi(wasm, scripts)` wraps the raw wasm-bindgen exports (Rust: bindings-js/src) in the
-// camelCase classes users see. It is plain ES2020 with no import/export other than the
+// `createApi(wasm, scripts, cluster)` wraps the raw wasm-bindgen exports (Rust:
+// bindings-js/src) in the camelCase classes users see. `wasm` is the main module (rings,
+// slots, least-used); `cluster(load)` returns the cluster module (slot maps and resharding
+// plans, a .wasm of its own so that the main one stays small), loading it when `load` is
+// true and it can be loaded synchronously (Node), or null when it is not loaded (browsers
+// before initCluster()). It is plain ES2020 with no import/export other than the
 // one below: scripts/build.mjs copies it to dist/api.mjs (ESM) and dist/api.cjs
 // (CommonJS) verbatim, except for that line.
 //
@@ -11,7 +15,7 @@
 // core's (Rust), and so is every error code: each error thrown here or there is an
 // `Error` (`TypeError` for BAD_TYPE) whose `code` is a name of ERROR_CODES.
 
-export function createApi(wasm, scripts) {
+export function createApi(wasm, scripts, cluster) {
   'use strict';
 
   const encoder = new TextEncoder();
@@ -457,7 +461,13 @@ export function createApi(wasm, scripts) {
 
   /** Rings, slot maps, plans and pools alive in wasm memory (free() and GC lower it). */
   function liveHandles() {
-    return wasm.rawLiveHandles();
+    const c = cluster(false);
+    return wasm.rawLiveHandles() + (c ? c.rawLiveHandles() : 0);
+  }
+
+  // The cluster module's raw exports (RawSlotMap), for SlotMap.
+  function clusterWasm() {
+    return guard(() => cluster(true)) || fail('BUSY', 'SlotMap runs in the cluster module, which is not loaded yet: `await initCluster()` once first (browsers; Node loads it on first use)');
   }
 
   // ---------------------------------------------------------------- ring
@@ -931,7 +941,7 @@ export function createApi(wasm, scripts) {
   class SlotMap {
     #raw;
     constructor(token, raw) {
-      this.#raw = token === INTERNAL ? raw : new wasm.RawSlotMap();
+      this.#raw = token === INTERNAL ? raw : new (clusterWasm().RawSlotMap)();
     }
 
     /**
@@ -958,7 +968,7 @@ export function createApi(wasm, scripts) {
         });
       });
       const [data, ends] = pack(strings, 'the reply text');
-      return new SlotMap(INTERNAL, guard(() => wasm.RawSlotMap.fromShards(Uint32Array.from(shape), Float64Array.from(slots), data, ends, Float64Array.from(nums))));
+      return new SlotMap(INTERNAL, guard(() => clusterWasm().RawSlotMap.fromShards(Uint32Array.from(shape), Float64Array.from(slots), data, ends, Float64Array.from(nums))));
     }
 
     /**
@@ -1007,7 +1017,7 @@ export function createApi(wasm, scripts) {
         replicas.forEach((r, j) => node(r, `replica ${j} of entry ${i}`));
       });
       const [data, ends] = pack(strings, 'the reply text');
-      return new SlotMap(INTERNAL, guard(() => wasm.RawSlotMap.fromSlots(Uint32Array.from(shape), Float64Array.from(slots), data, ends, Float64Array.from(ports))));
+      return new SlotMap(INTERNAL, guard(() => clusterWasm().RawSlotMap.fromSlots(Uint32Array.from(shape), Float64Array.from(slots), data, ends, Float64Array.from(ports))));
     }
 
     get #h() {

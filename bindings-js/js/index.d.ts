@@ -295,6 +295,10 @@ export type SlotsReply = Iterable<
   | { from: Int; to: Int; master: { host: string; port: Int; id?: string }; replicas?: Iterable<{ host: string; port: Int; id?: string }> }
 >;
 
+/**
+ * A Redis Cluster slot map. It runs in the cluster module, a .wasm of its own: Node loads
+ * it on first use; browsers `await initCluster()` once first (before: BUSY).
+ */
 export class SlotMap {
   constructor();
   /** A map from a `CLUSTER SHARDS` reply (e.g. `await client.sendCommand(['CLUSTER', 'SHARDS'])`). */
@@ -388,4 +392,12 @@ export type Api = typeof api;
  */
 export function init(input?: string | URL | Request | Response | BufferSource | WebAssembly.Module): Promise<Api>;
 export function initSync(module: BufferSource | WebAssembly.Module): Api;
+/**
+ * Browsers: loads the cluster module, a .wasm of its own that SlotMap and ReshardPlan run
+ * in (next to the module by default, `keyroute/cluster.wasm` in the exports map, or from
+ * `input`); await it once before using SlotMap (before: BUSY). Resolves to the API object,
+ * or null while init() has not resolved. Node: loads it now rather than on first use.
+ */
+export function initCluster(input?: string | URL | Request | Response | BufferSource | WebAssembly.Module): Promise<Api | null>;
+export function initClusterSync(module: BufferSource | WebAssembly.Module): Api | null;
 export default init;

@@ -12,11 +12,11 @@ use core::sync::atomic::{AtomicU32, Ordering};
 #[cfg(feature = "cache")]
 use keyroute::cache::{InputError, ReplyError};
 use keyroute::error::{ErrorCode, Int};
-#[cfg(feature = "routing")]
+#[cfg(any(feature = "routing", feature = "cluster"))]
 use keyroute::ring::RingError;
 #[cfg(feature = "routing")]
 use keyroute::select::{KeyError, PoolError, UnknownRestoreMode};
-#[cfg(feature = "routing")]
+#[cfg(feature = "cluster")]
 use keyroute::slot::{AddressError, MapError, PlanError, RedirectError};
 use wasm_bindgen::prelude::*;
 
@@ -83,21 +83,16 @@ macro_rules! coded {
     )*};
 }
 #[cfg(feature = "routing")]
-coded!(
-    RingError,
-    MapError,
-    PlanError,
-    PoolError,
-    KeyError,
-    RedirectError,
-    AddressError,
-    UnknownRestoreMode
-);
+coded!(RingError, PoolError, KeyError, UnknownRestoreMode);
+#[cfg(feature = "cluster")]
+coded!(MapError, PlanError, RedirectError, AddressError);
+#[cfg(all(feature = "cluster", not(feature = "routing")))]
+coded!(RingError);
 #[cfg(feature = "cache")]
 coded!(InputError, ReplyError);
 #[cfg(feature = "fleet")]
 coded!(keyroute::engine::EngineError);
-#[cfg(all(feature = "fleet", not(feature = "routing")))]
+#[cfg(all(feature = "fleet", not(any(feature = "routing", feature = "cluster"))))]
 coded!(keyroute::ring::RingError);
 
 /// Every error code as `[name, number, name, number, …]` (`ERROR_CODES` in JavaScript).

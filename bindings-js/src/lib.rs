@@ -29,10 +29,13 @@ fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
 }
 
 mod batch;
-// Two modules are built from this crate (see Cargo.toml): the main one (`routing`: rings,
-// slots, least-used) and the smart cache's (`cache`), each with its own size budget.
+// Four modules are built from this crate (see Cargo.toml): the main one (`routing`: rings,
+// slots, least-used), the cluster module (`cluster`: slot maps, resharding plans), the
+// smart cache's (`cache`) and the fleet's (`fleet`), each with its own size budget.
 #[cfg(feature = "cache")]
 mod cache;
+#[cfg(feature = "cluster")]
+mod cluster;
 // The cache module uses a part of the shared helpers only.
 #[cfg_attr(not(feature = "routing"), allow(dead_code))]
 mod error;

@@ -5,7 +5,7 @@ import * as kr from 'keyroute';
 import { Ring, diff, PROFILES, SlotMap, ReshardPlan, keySlot } from 'keyroute';
 
 test('exports', () => {
-  for (const name of ['Ring', 'diff', 'parseNodes', 'parseWeights', 'PROFILES', 'keySlot', 'keySlots', 'groupBySlot', 'hashTag', 'sideKey', 'SLOT_COUNT', 'SlotMap', 'ReshardPlan', 'Pool', 'SCRIPTS', 'LEAST_USED_SCRIPT', 'LEAST_USED_SHA1', 'ERROR_CODES', 'LIMITS', 'liveHandles', 'init', 'initSync']) {
+  for (const name of ['Ring', 'diff', 'parseNodes', 'parseWeights', 'PROFILES', 'keySlot', 'keySlots', 'groupBySlot', 'hashTag', 'sideKey', 'SLOT_COUNT', 'SlotMap', 'ReshardPlan', 'Pool', 'SCRIPTS', 'LEAST_USED_SCRIPT', 'LEAST_USED_SHA1', 'ERROR_CODES', 'LIMITS', 'liveHandles', 'init', 'initSync', 'initCluster', 'initClusterSync']) {
     assert.ok(kr[name] !== undefined, name);
   }
   assert.deepEqual([...PROFILES], ['native', 'libketama', 'libmemcached', 'twemproxy', 'uhashring', 'node-hashring', 'hash_ring']);

@@ -1,8 +1,9 @@
 // Compiled by types.test.mjs with tsc --noEmit: the .d.ts must accept real usage and
 // reject misuse (the @ts-expect-error lines).
-import init, { Ring, diff, keySlot, keySlots, groupBySlot, hashTag, sideKey, parseNodes, parseWeights, SlotMap, Pool, LEAST_USED_SCRIPT, SCRIPTS, PROFILES, ERROR_CODES, LIMITS, liveHandles, type KeyrouteError, type PackedKeys, type RingDiff, type ErrorCode } from 'keyroute';
+import init, { Ring, diff, keySlot, keySlots, groupBySlot, hashTag, sideKey, parseNodes, parseWeights, SlotMap, Pool, LEAST_USED_SCRIPT, SCRIPTS, PROFILES, ERROR_CODES, LIMITS, liveHandles, initCluster, type KeyrouteError, type PackedKeys, type RingDiff, type ErrorCode } from 'keyroute';
 
 const api = await init();
+const sameApi: typeof api | null = await initCluster();
 const ring: Ring = new api.Ring({ a: 1, b: 2 }, { profile: 'libketama', defaultPort: null });
 const owner: string | null = ring.get('key');
 const bytesOwner: string | null = ring.get(new Uint8Array([1, 2]));
