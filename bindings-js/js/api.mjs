@@ -263,7 +263,7 @@ export function createApi(wasm, scripts, cluster) {
   // A call that can allocate in wasm (RawKeys.reserve) may grow the memory, which
   // detaches every view of it: views are made again after it.
   const memory = wasm.RawKeys.memory();
-  const CHUNK = 512;
+  const CHUNK = 4096;
   const keyBuffer = () => ({ raw: new wasm.RawKeys(), n: 0, cap: 0, ptr: 0, words: 0, data: null, ends: null });
   const sharedKeys = keyBuffer();
   // A getter of a key list that calls keyroute while the shared buffer is being filled
@@ -351,25 +351,39 @@ export function createApi(wasm, scripts, cluster) {
     kb.n = n;
     keyRoom(kb, Math.min(chars, LIMITS.batchBytes + 1));
     let off = 0;
+    // Each key is read once below (a getter may answer differently each time): into
+    // `vals`, the chunk's string (`s`, concatenated as it is read: V8 flattens it once,
+    // in encodeInto) and its end offsets (`chunkEnds`, copied into wasm memory after the
+    // reads, since a getter that calls keyroute may grow the memory and detach the views).
+    const size = Math.min(n, CHUNK);
+    const vals = new Array(size);
+    const chunkEnds = new Uint32Array(size);
     for (let i = 0; i < n; i += CHUNK) {
-      const chunk = keys.slice(i, i + CHUNK); // each key read once
+      const m = Math.min(CHUNK, n - i);
+      let s = '';
+      let end = off;
+      let ascii = 0;
+      for (let j = 0; j < m; j++) {
+        const k = keys[i + j];
+        vals[j] = k;
+        if (typeof k === 'string' && ascii === j) {
+          s += k;
+          end += k.length;
+          chunkEnds[j] = end;
+          ascii++;
+        }
+      }
       if (kb.ends.length !== n) keyViews(kb); // a getter grew the memory
-      let m = 0;
-      while (m < chunk.length && typeof chunk[m] === 'string') m++;
-      if (m === chunk.length) {
-        const s = m === 1 ? chunk[0] : chunk.join('');
-        keyNeed(kb, off + s.length);
-        const { read, written } = encoder.encodeInto(s, kb.data.subarray(off, off + s.length));
+      if (ascii === m) {
+        keyNeed(kb, end);
+        const { read, written } = encoder.encodeInto(s, kb.data.subarray(off, end));
         if (read === s.length && written === read) {
-          const ends = kb.ends;
-          for (let j = 0; j < m; j++) {
-            off += chunk[j].length;
-            ends[i + j] = off;
-          }
+          kb.ends.set(m === CHUNK ? chunkEnds : chunkEnds.subarray(0, m), i);
+          off = end;
           continue;
         }
       }
-      for (let j = 0; j < chunk.length; j++) off = keyInto(kb, off, chunk[j], what, i + j);
+      for (let j = 0; j < m; j++) off = keyInto(kb, off, vals[j], what, i + j);
     }
     return off;
   }

@@ -65,12 +65,33 @@ impl RawKeys {
             }
             start = end;
         }
-        let keys = ends.iter().scan(0usize, move |start, &end| {
-            let key = data.get(*start..end as usize).unwrap_or_default();
-            *start = end as usize;
-            Some(key)
-        });
+        let keys = Keys {
+            data,
+            ends: ends.iter(),
+            start: 0,
+        };
         Ok((keys, out))
+    }
+}
+
+/// The keys of a checked batch, in order: a plain iterator whose `next` is inlined into
+/// the lookup loop (the `Scan` adapter it replaces stayed a call per key in the
+/// size-optimised .wasm: 8% of a native batch in a profile).
+struct Keys<'a> {
+    data: &'a [u8],
+    ends: core::slice::Iter<'a, u32>,
+    start: usize,
+}
+
+impl<'a> Iterator for Keys<'a> {
+    type Item = &'a [u8];
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let end = *self.ends.next()? as usize;
+        let key = self.data.get(self.start..end).unwrap_or_default();
+        self.start = end;
+        Some(key)
     }
 }
 

@@ -73,9 +73,9 @@ test('getManyIndexes, getMany and keySlots answer as get and keySlot on a large 
   assert.deepEqual(groupBySlot(packed(keys)), groupBySlot(keys));
 });
 
-test('every chunk boundary: batches of 0 to 1100 ASCII keys with one non-ASCII key moving through', () => {
+test('every chunk boundary: batches of 0 to 8200 ASCII keys with one non-ASCII key moving through', () => {
   const ring = new Ring(['a', 'b', 'c']);
-  for (const n of [0, 1, 2, 511, 512, 513, 1023, 1024, 1025]) {
+  for (const n of [0, 1, 2, 511, 512, 513, 4095, 4096, 4097, 8191, 8192, 8193]) {
     for (const at of [-1, 0, n >> 1, n - 1]) {
       const keys = Array.from({ length: n }, (_, i) => (i === at ? `ключ${i}` : `k${i}`));
       assert.deepEqual(Array.from(keySlots(keys)), keys.map((k) => keySlot(k)), `${n} keys, non-ASCII at ${at}`);
@@ -110,6 +110,33 @@ test('a batch large enough to grow the wasm memory mid-call answers as the per-k
   assert.equal(slots[n - 1], keySlot(keys[n - 1]));
   // And the next small batch still answers right (views of the grown memory made again).
   assert.deepEqual(Array.from(keySlots(['foo'])), [12182]);
+});
+
+test('a chunk with a byte key or a non-string among its strings, and a getter that answers longer the second time', () => {
+  const ring = new Ring(['a', 'b', 'c']);
+  const keys = Array.from({ length: 5000 }, (_, i) => `k${i}`);
+  keys[10] = new TextEncoder().encode('bytes-key');
+  keys[4500] = new Uint8Array([0xff, 0x00, 0x41]);
+  const want = keys.map((k) => ring.names.indexOf(ring.get(k)));
+  assert.deepEqual(Array.from(ring.getManyIndexes(keys)), want);
+  assert.deepEqual(Array.from(keySlots(keys)), keys.map((k) => keySlot(k)));
+  // The size pass reads a short key, the write pass a long one: the buffer grows and the
+  // answer is that of the key written.
+  const tricky = Array.from({ length: 5000 }, (_, i) => `k${i}`);
+  let reads = 0;
+  const long = 'L'.repeat(100000);
+  Object.defineProperty(tricky, 4100, {
+    get() {
+      reads++;
+      return reads === 1 ? 'x' : long;
+    },
+  });
+  const got = ring.getManyIndexes(tricky);
+  assert.equal(got[4100], ring.names.indexOf(ring.get(long)));
+  assert.equal(got[4099], ring.names.indexOf(ring.get('k4099')));
+  assert.equal(got[4101], ring.names.indexOf(ring.get('k4101')));
+  assert.equal(reads, 2, 'one read to size the batch, one to write it');
+  assert.throws(() => ring.getManyIndexes(['a', 5, 'b']), (e) => e.code === 'BAD_TYPE');
 });
 
 test('a key getter that calls keyroute while a batch is being written gets its own buffer', () => {

@@ -501,9 +501,12 @@ impl Ring {
                 }
             }
             let mut owners = [NO_NODE; GROUP];
+            // A slice, not the vector: `Vec` indexing stays a call in the size-optimised
+            // .wasm.
+            let circle_owners: &[u32] = &self.circle.owners;
             for (o, &h) in owners.iter_mut().zip(&hashes[..n]) {
                 if let Some(i) = self.point_for_hash(h) {
-                    *o = self.circle.owners[i];
+                    *o = circle_owners.get(i).copied().unwrap_or(NO_NODE);
                 }
             }
             for &o in &owners[..n] {
