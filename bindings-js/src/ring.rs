@@ -188,7 +188,8 @@ impl RawRing {
         index(
             self.ring
                 .point_for_hash(hash)
-                .map(|i| self.ring.owners()[i] as usize),
+                .and_then(|i| self.ring.owners().get(i))
+                .map(|o| o as usize),
         )
     }
 

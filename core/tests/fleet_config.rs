@@ -116,9 +116,9 @@ fn twemproxy_cuts_point_strings_at_272_bytes() {
     let nodes = parse_nodes(&format!("10.0.0.1:11211:1 {long},10.0.0.2:11211:1 short")).unwrap();
     let r = Router::build("twemproxy", &nodes, &[]).unwrap();
     let Kind::Points(p) = r.kind() else { panic!() };
-    let long_points = p.owners().iter().filter(|&&o| o == 0).count();
+    let long_points = p.owners().iter().filter(|&o| o == 0).count();
     assert_eq!(long_points, 4);
-    assert_eq!(p.owners().iter().filter(|&&o| o == 1).count(), 160);
+    assert_eq!(p.owners().iter().filter(|&o| o == 1).count(), 160);
 }
 
 const NGINX: &str = "\

@@ -83,11 +83,7 @@ fn positions(r: &Router) -> Vec<u64> {
 
 fn owner_names(r: &Router) -> Vec<&str> {
     match r.kind() {
-        Kind::Points(p) => p
-            .owners()
-            .iter()
-            .map(|&o| r.node_name(o as usize))
-            .collect(),
+        Kind::Points(p) => p.owners().iter().map(|o| r.node_name(o as usize)).collect(),
         _ => panic!("a point ring"),
     }
 }

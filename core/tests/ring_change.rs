@@ -155,3 +155,45 @@ fn many_nodes_build_and_lookup_by_name() {
         Some(RingError::DuplicateNode("x".into()))
     );
 }
+
+/// Owners are stored in 16 bits while every node index fits: the 65,537th node (index
+/// 65,536) widens them, incrementally as in a build, and the ring stays the one built
+/// from scratch through adds, weights, removals and a rebuild.
+#[test]
+fn rings_past_65536_nodes_widen_their_owners() {
+    let profile = Profile::native().with_vnodes(1).expect("vnodes");
+    let mut model: Vec<(String, u32)> = (0..65_536u32).map(|i| (format!("n{i}"), 1)).collect();
+    let mut ring = Ring::with_nodes(profile, model.iter().cloned()).expect("ring");
+    let narrow = ring.circle_bytes();
+    // 8 bytes of position, 2 of owner and 2 of index per point (and the index's last entry).
+    assert_eq!(narrow, ring.point_count() * 12 + 4);
+    let check = |ring: &Ring, model: &[(String, u32)]| {
+        let fresh = Ring::with_nodes(profile, model.iter().cloned()).expect("fresh ring");
+        assert_eq!(ring.positions(), fresh.positions());
+        assert_eq!(ring.owners(), fresh.owners());
+        assert_eq!(
+            ring.owners().to_vec(),
+            fresh.owners().iter().collect::<Vec<u32>>()
+        );
+        for k in 0..2000u32 {
+            let key = k.to_le_bytes();
+            assert_eq!(ring.get_index(&key), fresh.get_index(&key));
+            assert_eq!(ring.get_n(&key, 3), fresh.get_n(&key, 3));
+        }
+    };
+    for i in 65_536..65_540u32 {
+        ring.add(&format!("n{i}"), 2).expect("add");
+        model.push((format!("n{i}"), 2));
+    }
+    assert_eq!(ring.owners().iter().max(), Some(65_539));
+    assert!(ring.circle_bytes() > narrow + 2 * ring.point_count() - 16);
+    check(&ring, &model);
+    ring.set_weight("n65537", 5).expect("set_weight");
+    model[65_537].1 = 5;
+    ring.remove("n3").expect("remove");
+    model.remove(3);
+    check(&ring, &model);
+    // Back below the limit: a rebuild stores them in 16 bits again.
+    let small = Ring::with_nodes(profile, model[..1000].iter().cloned()).expect("ring");
+    assert!(small.circle_bytes() <= small.point_count() * 12 + 64);
+}

@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use super::error::EngineError;
 use super::keyhash::{KeyHash, KeyTag};
 use crate::ring::index::Circle;
-use crate::ring::{NodeSpec, RingError, MAX_POINTS};
+use crate::ring::{NodeSpec, Owners, RingError, MAX_POINTS};
 
 /// Which point owns a key's hash `h`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -156,9 +156,9 @@ impl PointRing {
         &self.circle.points
     }
 
-    /// `owners()[i]` owns `positions()[i]`.
-    pub fn owners(&self) -> &[u32] {
-        &self.circle.owners
+    /// `owners().get(i)` owns `positions()[i]`.
+    pub fn owners(&self) -> Owners<'_> {
+        self.circle.owners.view()
     }
 
     /// The hash of `key` on this circle (after the hash tag).
@@ -190,13 +190,14 @@ impl PointRing {
     #[inline]
     pub fn locate(&self, key: &[u8]) -> Option<usize> {
         let i = self.point_for_hash(self.hash_key(key))?;
-        let o = self.circle.owners[i] as usize;
+        let o = self.circle.owners.get(i)? as usize;
         if self.down.is_empty() {
             return Some(o);
         }
         let len = self.circle.len();
         (0..DOWN_TRIES)
-            .map(|t| self.circle.owners[(i + t) % len] as usize)
+            .filter_map(|t| self.circle.owners.get((i + t) % len))
+            .map(|o| o as usize)
             .find(|&o| !self.down[o])
     }
 
@@ -220,7 +221,9 @@ impl PointRing {
             } else {
                 (start + step) % len
             };
-            let o = self.circle.owners[i] as usize;
+            let Some(o) = self.circle.owners.get(i).map(|o| o as usize) else {
+                break;
+            };
             if !seen[o] && self.down.get(o) != Some(&true) {
                 seen[o] = true;
                 out.push(o);

@@ -30,6 +30,7 @@ impl Ring {
     pub fn arcs(&self) -> Vec<Arc> {
         let pts = self.positions();
         let owners = self.owners();
+        let owner = |i: usize| owners.get(i).map_or(0, |o| o as usize);
         let bits = self.profile().hash().bits();
         let top = (width(bits) - 1) as u64;
         let above = self.profile().lookup() == Lookup::Above;
@@ -54,14 +55,14 @@ impl Ring {
                 out.push(Arc {
                     start,
                     end,
-                    owner: owners[i] as usize,
+                    owner: owner(i),
                 });
                 continue;
             }
             out.push(Arc {
                 start,
                 end,
-                owner: owners[i] as usize,
+                owner: owner(i),
             });
         }
         out
@@ -92,7 +93,9 @@ impl Ring {
             } else {
                 (pts[i] - pts[i - 1]) as u128
             };
-            acc[owners[i] as usize] += len;
+            if let Some(a) = owners.get(i).and_then(|o| acc.get_mut(o as usize)) {
+                *a += len;
+            }
         }
         // Duplicated single point: the wrap arc counted the whole circle once.
         acc.into_iter().map(|a| a as f64 / w as f64).collect()
@@ -170,8 +173,11 @@ pub fn diff(old: &Ring, new: &Ring) -> Result<Diff, RingError> {
             cuts.push(x);
         }
     }
-    let owner =
-        |r: &Ring, x: u64| -> Option<usize> { r.point_for_hash(x).map(|i| r.owners()[i] as usize) };
+    let owner = |r: &Ring, x: u64| -> Option<usize> {
+        r.point_for_hash(x)
+            .and_then(|i| r.owners().get(i))
+            .map(|o| o as usize)
+    };
     let name = |r: &Ring, o: Option<usize>| o.map(|i| String::from(r.nodes()[i].name()));
     let mut moved: Vec<MovedArc> = Vec::new();
     let mut moved_len: u128 = 0;

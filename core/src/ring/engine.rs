@@ -7,6 +7,7 @@ use super::error::RingError;
 use super::hash::{ketama_point, key_hash, md5};
 use super::index::{log_buckets, Circle};
 use super::md5_many::{self, Md5Path};
+use super::owners::{OwnerInt, OwnerVec, Owners};
 use super::profile::{digests_for, Lookup, PointHash, Profile, Ties, WeightRule};
 use super::sip_many;
 use super::sort::{sort_by_less, sort_points, sort_split};
@@ -286,30 +287,24 @@ impl Ring {
         let old_shift = self.circle.shift();
         let Circle {
             mut points,
-            mut owners,
+            owners,
             table,
             ..
         } = core::mem::take(&mut self.circle);
-        // Merge from the back, in place: (point, node index) order, as a build sorts.
-        let old = points.len();
-        points.resize(old + new.len(), 0);
-        owners.resize(old + new.len(), 0);
-        let (mut a, mut b, mut w) = (old, new.len(), old + new.len());
-        while b > 0 {
-            let (np, no) = new[b - 1];
-            if a > 0 && (points[a - 1], owners[a - 1]) > (np, no) {
-                points[w - 1] = points[a - 1];
-                owners[w - 1] = owners[a - 1];
-                a -= 1;
-            } else {
-                points[w - 1] = np;
-                owners[w - 1] = no;
-                b -= 1;
-            }
-            w -= 1;
-        }
         let changed: Vec<u64> = new.iter().map(|e| e.0).collect();
-        order_ties_at(&points, &mut owners, p.ties(), &self.nodes, &changed);
+        let (ties, nodes) = (p.ties(), &self.nodes);
+        let owners = match owners.holding(index) {
+            OwnerVec::Narrow(mut o) => {
+                merge_points(&mut points, &mut o, &new);
+                order_ties_at(&points, &mut o, ties, nodes, &changed);
+                OwnerVec::Narrow(o)
+            }
+            OwnerVec::Wide(mut o) => {
+                merge_points(&mut points, &mut o, &new);
+                order_ties_at(&points, &mut o, ties, nodes, &changed);
+                OwnerVec::Wide(o)
+            }
+        };
         self.circle = Circle::updated(
             points,
             owners,
@@ -328,24 +323,20 @@ impl Ring {
         let old_shift = self.circle.shift();
         let Circle {
             mut points,
-            mut owners,
+            owners,
             table,
             ..
         } = core::mem::take(&mut self.circle);
-        let mut w = 0;
-        let mut gone = Vec::new();
-        for r in 0..points.len() {
-            let o = owners[r];
-            if o == index {
-                gone.push(points[r]);
-            } else {
-                points[w] = points[r];
-                owners[w] = if renumber && o > index { o - 1 } else { o };
-                w += 1;
+        let (owners, gone) = match owners {
+            OwnerVec::Narrow(mut o) => {
+                let gone = drop_points(&mut points, &mut o, index, renumber);
+                (OwnerVec::Narrow(o), gone)
             }
-        }
-        points.truncate(w);
-        owners.truncate(w);
+            OwnerVec::Wide(mut o) => {
+                let gone = drop_points(&mut points, &mut o, index, renumber);
+                (OwnerVec::Wide(o), gone)
+            }
+        };
         self.circle = Circle::updated(
             points,
             owners,
@@ -363,13 +354,14 @@ impl Ring {
     }
 
     /// Heap bytes the circle holds (point positions, owners and the lookup index), for
-    /// memory reports: divide by [`Ring::point_count`] for bytes per point. Node names are
-    /// not counted.
+    /// memory reports: divide by [`Ring::point_count`] for bytes per point. Per point: 8
+    /// bytes of position, 2 of owner (4 on rings of more than 65,536 nodes) and 1–2 of
+    /// index. Node names are not counted.
     ///
     /// ```
     /// use keyroute::ring::{Profile, Ring};
     /// let ring = Ring::with_nodes(Profile::native(), [("a", 1), ("b", 1)])?;
-    /// assert!(ring.circle_bytes() >= ring.point_count() * 12);
+    /// assert!(ring.circle_bytes() >= ring.point_count() * 10);
     /// # Ok::<(), keyroute::ring::RingError>(())
     /// ```
     pub fn circle_bytes(&self) -> usize {
@@ -381,10 +373,10 @@ impl Ring {
         &self.circle.points
     }
 
-    /// `owners()[i]` is the index (into [`Ring::nodes`]) of the node owning
+    /// `owners().get(i)` is the index (into [`Ring::nodes`]) of the node owning
     /// `positions()[i]`.
-    pub fn owners(&self) -> &[u32] {
-        &self.circle.owners
+    pub fn owners(&self) -> Owners<'_> {
+        self.circle.owners.view()
     }
 
     /// `(position, node name)` of every point, clockwise from 0.
@@ -392,8 +384,8 @@ impl Ring {
         self.circle
             .points
             .iter()
-            .zip(&self.circle.owners)
-            .map(|(&p, &o)| (p, self.nodes[o as usize].name.as_str()))
+            .zip(self.circle.owners.view())
+            .map(|(&p, o)| (p, self.nodes[o as usize].name.as_str()))
     }
 
     /// Where `key` hashes on this ring's circle.
@@ -416,8 +408,7 @@ impl Ring {
             return None;
         }
         let i = self.point_for_hash(self.hash_key(key))?;
-        let owners: &[u32] = &self.circle.owners;
-        Some(owners[i] as usize)
+        self.circle.owners.get(i).map(|o| o as usize)
     }
 
     /// The node owning `key`; `None` on an empty ring.
@@ -467,6 +458,16 @@ impl Ring {
         written
     }
 
+    /// The owner of each of `hashes` into `out` (`NO_NODE` on an empty ring).
+    #[inline(always)]
+    fn owners_of<O: OwnerInt>(&self, owners: &[O], hashes: &[u64], out: &mut [u32]) {
+        for (o, &h) in out.iter_mut().zip(hashes) {
+            if let Some(i) = self.point_for_hash(h) {
+                *o = owners.get(i).map_or(NO_NODE, |&x| x.into());
+            }
+        }
+    }
+
     /// Calls `f` with the owner of each key, in order. Keys are hashed a group at a time
     /// and then looked up: the hashing is long arithmetic and the lookup a short chain of
     /// dependent loads, and separating them lets the processor overlap the loads of many
@@ -501,13 +502,10 @@ impl Ring {
                 }
             }
             let mut owners = [NO_NODE; GROUP];
-            // A slice, not the vector: `Vec` indexing stays a call in the size-optimised
-            // .wasm.
-            let circle_owners: &[u32] = &self.circle.owners;
-            for (o, &h) in owners.iter_mut().zip(&hashes[..n]) {
-                if let Some(i) = self.point_for_hash(h) {
-                    *o = circle_owners.get(i).copied().unwrap_or(NO_NODE);
-                }
+            // The owners' width is matched once per group, not per key.
+            match &self.circle.owners {
+                OwnerVec::Narrow(v) => self.owners_of(v, &hashes[..n], &mut owners),
+                OwnerVec::Wide(v) => self.owners_of(v, &hashes[..n], &mut owners),
             }
             for &o in &owners[..n] {
                 f((o != NO_NODE).then_some(o));
@@ -576,7 +574,9 @@ impl Ring {
             Vec::new()
         };
         for step in 0..len {
-            let o = self.circle.owners[(start + step) % len];
+            let Some(o) = self.circle.owners.get((start + step) % len) else {
+                break;
+            };
             let fresh = if seen.is_empty() {
                 !small[..count].contains(&o)
             } else {
@@ -658,6 +658,7 @@ impl Ring {
             sort_split(wide, |e| e, log, p.hash().bits())
         };
         order_ties(&points, &mut owners, p.ties(), &self.nodes);
+        let owners = OwnerVec::from_wide(owners);
         self.circle = match table {
             #[cfg(not(feature = "small-sort"))]
             Some(table) => Circle::with_built_table(points, owners, p.hash().bits(), table),
@@ -793,7 +794,13 @@ fn order_ties(points: &[u64], owners: &mut [u32], ties: Ties, nodes: &[Node]) {
 
 /// [`order_ties`] for the runs of equal points that hold one of `changed` (sorted): after
 /// an incremental change only those can be out of order.
-fn order_ties_at(points: &[u64], owners: &mut [u32], ties: Ties, nodes: &[Node], changed: &[u64]) {
+fn order_ties_at<O: OwnerInt>(
+    points: &[u64],
+    owners: &mut [O],
+    ties: Ties,
+    nodes: &[Node],
+    changed: &[u64],
+) {
     if ties == Ties::FirstNode {
         return;
     }
@@ -814,8 +821,59 @@ fn order_ties_at(points: &[u64], owners: &mut [u32], ties: Ties, nodes: &[Node],
     }
 }
 
+/// Merges `new` (sorted (point, owner) pairs) into the sorted arrays, from the back and in
+/// place: (point, node index) order, as a build sorts. Every owner of `new` fits in `O`.
+fn merge_points<O: OwnerInt>(points: &mut Vec<u64>, owners: &mut Vec<O>, new: &[(u64, u32)]) {
+    let old = points.len();
+    points.resize(old + new.len(), 0);
+    owners.resize(old + new.len(), O::default());
+    let (mut a, mut b, mut w) = (old, new.len(), old + new.len());
+    while b > 0 {
+        let (np, no) = new[b - 1];
+        if a > 0 && (points[a - 1], owners[a - 1].into()) > (np, no) {
+            points[w - 1] = points[a - 1];
+            owners[w - 1] = owners[a - 1];
+            a -= 1;
+        } else {
+            points[w - 1] = np;
+            owners[w - 1] = O::from_index(no);
+            b -= 1;
+        }
+        w -= 1;
+    }
+}
+
+/// Drops the points of node `index` from the arrays and returns their positions; with
+/// `renumber`, later nodes' indexes move down by one.
+fn drop_points<O: OwnerInt>(
+    points: &mut Vec<u64>,
+    owners: &mut Vec<O>,
+    index: u32,
+    renumber: bool,
+) -> Vec<u64> {
+    let mut w = 0;
+    let mut gone = Vec::new();
+    for r in 0..points.len().min(owners.len()) {
+        let o: u32 = owners[r].into();
+        if o == index {
+            gone.push(points[r]);
+        } else {
+            points[w] = points[r];
+            owners[w] = if renumber && o > index {
+                O::from_index(o - 1)
+            } else {
+                owners[r]
+            };
+            w += 1;
+        }
+    }
+    points.truncate(w);
+    owners.truncate(w);
+    gone
+}
+
 /// Applies the tie rule to the owners of one run of equal points.
-fn order_run(run: &mut [u32], ties: Ties, nodes: &[Node]) {
+fn order_run<O: OwnerInt>(run: &mut [O], ties: Ties, nodes: &[Node]) {
     {
         match ties {
             // A dict overwritten in insertion order: every copy of a point is the winner's.
@@ -827,7 +885,8 @@ fn order_run(run: &mut [u32], ties: Ties, nodes: &[Node]) {
             Ties::Name => {
                 for k in 1..run.len() {
                     let mut j = k;
-                    while j > 0 && nodes[run[j - 1] as usize].name > nodes[run[j] as usize].name {
+                    let name = |o: O| &nodes[Into::<u32>::into(o) as usize].name;
+                    while j > 0 && name(run[j - 1]) > name(run[j]) {
                         run.swap(j - 1, j);
                         j -= 1;
                     }
@@ -978,7 +1037,7 @@ mod tests {
                 63989850350808265
             ]
         );
-        assert_eq!(r.owners()[..4], [0, 0, 1, 2]);
+        assert_eq!(r.owners().to_vec()[..4], [0, 0, 1, 2]);
         let got: Vec<&str> = (0..8)
             .map(|i| r.get(alloc::format!("user:{i}").as_bytes()).expect("node"))
             .collect();

@@ -3,13 +3,15 @@
 
 use alloc::vec::Vec;
 
+use super::owners::OwnerVec;
+
 /// Sorted points with their owners and a jump table over the top bits of the circle.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Circle {
     /// Sorted positions (32-bit profiles use the low half).
     pub(crate) points: Vec<u64>,
-    /// `owners[i]` is the node index owning `points[i]`.
-    pub(crate) owners: Vec<u32>,
+    /// `owners.get(i)` is the node index owning `points[i]`.
+    pub(crate) owners: OwnerVec,
     /// `table[b]` = first `i` with `points[i] >> shift >= b`; `buckets + 1` entries.
     pub(crate) table: Vec<u32>,
     /// `bits - log2(buckets)`.
@@ -22,14 +24,14 @@ impl Circle {
     /// Builds the index over already sorted `points` (the engines' circles).
     #[cfg(any(test, feature = "fleet"))]
     pub(crate) fn new(points: Vec<u64>, owners: Vec<u32>, bits: u32) -> Circle {
-        Circle::with_table(points, owners, bits, Vec::new())
+        Circle::with_table(points, OwnerVec::from_wide(owners), bits, Vec::new())
     }
 
     /// Builds the index over already sorted `points`, reusing `table`'s allocation for the index (a change to a ring
     /// then touches no fresh memory for it).
     pub(crate) fn with_table(
         points: Vec<u64>,
-        owners: Vec<u32>,
+        owners: OwnerVec,
         bits: u32,
         mut table: Vec<u32>,
     ) -> Circle {
@@ -62,7 +64,7 @@ impl Circle {
     #[cfg_attr(feature = "small-sort", allow(dead_code))]
     pub(crate) fn with_built_table(
         points: Vec<u64>,
-        owners: Vec<u32>,
+        owners: OwnerVec,
         bits: u32,
         table: Vec<u32>,
     ) -> Circle {
@@ -87,7 +89,7 @@ impl Circle {
     /// each bucket, a pass of additions instead of a pass over every point.
     pub(crate) fn updated(
         points: Vec<u64>,
-        owners: Vec<u32>,
+        owners: OwnerVec,
         bits: u32,
         mut table: Vec<u32>,
         old_shift: u32,
@@ -134,7 +136,7 @@ impl Circle {
     /// Heap bytes held: points, owners and the bucket table (capacities).
     pub(crate) fn heap_bytes(&self) -> usize {
         self.points.capacity() * core::mem::size_of::<u64>()
-            + self.owners.capacity() * core::mem::size_of::<u32>()
+            + self.owners.heap_bytes()
             + self.table.capacity() * core::mem::size_of::<u32>()
     }
 
@@ -172,13 +174,19 @@ impl Circle {
         let i = if hi - lo <= SCAN {
             // Count the bucket's points below `target` without a data-dependent branch:
             // a mispredicted branch per lookup would also stall the hashing of the next
-            // keys in a batch. Reads past the bucket are clamped in bounds and masked out.
-            let mut i = lo;
-            for j in 0..SCAN {
-                let p = points[(lo + j).min(last)];
-                i += usize::from((lo + j < hi) & (p < target));
+            // keys in a batch. The points past the bucket are in later buckets, so at or
+            // above `target`: they count for nothing and need no mask, except past the
+            // end of the circle, where reads are clamped in bounds and masked out.
+            if let Some(w) = points.get(lo..).and_then(|p| p.first_chunk::<SCAN>()) {
+                lo + w.iter().map(|&p| usize::from(p < target)).sum::<usize>()
+            } else {
+                let mut i = lo;
+                for j in 0..SCAN {
+                    let p = points[(lo + j).min(last)];
+                    i += usize::from((lo + j < hi) & (p < target));
+                }
+                i
             }
-            i
         } else {
             lo + points[lo..hi].partition_point(|&p| p < target)
         };
@@ -186,10 +194,11 @@ impl Circle {
     }
 }
 
-/// Buckets with at most this many points are scanned branch-free; fuller ones (1–8% of
-/// lookups: there are 0.5–1 points per bucket on average) take a binary search. 2 beat
-/// 4 by a third on lookups (fewer loads and compares per key, measured).
-const SCAN: usize = 2;
+/// Buckets with at most this many points are scanned branch-free; fuller ones (2–18% of
+/// lookups: there are 1.5–3 points per bucket on average) take a binary search. With a
+/// bucket per 0.5–1 point, 2 beat 4 by a third on lookups; with 1.5–3 points per bucket,
+/// 4 (8 was 1.5x slower on 4096-key batches, side by side).
+const SCAN: usize = 4;
 
 /// log2 of the number of buckets of the index of `len` points on a `bits`-bit circle.
 pub(crate) fn log_buckets(len: usize, bits: u32) -> u32 {
@@ -197,9 +206,12 @@ pub(crate) fn log_buckets(len: usize, bits: u32) -> u32 {
 }
 
 /// The number of buckets of the index of `len` points, and the shift from a point to its
-/// bucket.
+/// bucket: the most buckets that leave 1.5 points or more to each (1.5–3 points per
+/// bucket; the index costs 1.3–2.7 bytes per point, 1.6 at 160,000 points: issue 17's
+/// memory target of 12 bytes per point, with 8-byte native positions and 2-byte owners).
 fn layout(len: usize, bits: u32) -> (usize, u32) {
-    let log = len.max(1).next_power_of_two().trailing_zeros().min(bits);
+    let per_bucket = (len.saturating_mul(2) / 3).max(1);
+    let log = (usize::BITS - 1 - per_bucket.leading_zeros()).min(bits);
     (1usize << log, bits - log)
 }
 

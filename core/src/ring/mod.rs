@@ -19,6 +19,7 @@ mod error;
 mod hash;
 pub(crate) mod index;
 mod md5_many;
+mod owners;
 pub(crate) mod profile;
 mod sip_many;
 mod sort;
@@ -29,6 +30,7 @@ pub use engine::{Node, Ring, MAX_POINTS, NO_NODE};
 pub use error::{checked_weight, RingError};
 pub use hash::key_hash;
 pub use md5_many::{md5_key_hashes_with, Md5Path};
+pub use owners::{Owners, OwnersIter};
 pub use profile::{
     Lookup, PointHash, Profile, ProfileName, ProfileOptions, Ties, WeightRule,
     DEFAULT_NATIVE_VNODES, NATIVE_SIP_KEY,

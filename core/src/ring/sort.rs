@@ -96,18 +96,13 @@ pub(crate) fn sort_split<T: RadixKey + Ord>(
         }
         return (points, owners, None);
     }
-    // Native points (64 bits) are scattered by 2 bits fewer than the index has (about 2.5
-    // items per bucket at most load): the counts (a quarter of the index's) stay in
-    // cache, where a count per index bucket (a MiB for a 160k-point ring) misses it on
-    // every item; the index is then read off the sorted points. Native 1000 x 160, side
+    // Native points (64 bits) are scattered by the index's buckets (about 2.5 items per
+    // bucket at most load: `index::layout`): the counts stay in cache, where a count per
+    // point (a MiB for a 160k-point ring) missed it on every item. Native 1000 x 160, side
     // by side: 5.3 -> 4.5 ms. The MD5 profiles' builds measured slower that way (6.9 ->
-    // 9.0 ms, of which their MD5 is half), so they count per index bucket and keep the
-    // counts as the index.
-    let sort_log = if bits == 64 {
-        log.saturating_sub(2).max(1)
-    } else {
-        log
-    };
+    // 9.0 ms, of which their MD5 is half), so they scatter by 2 bits more (a bucket per
+    // 0.5-1 item) and the index takes every fourth bucket end.
+    let sort_log = if bits == 64 { log } else { (log + 2).min(bits) };
     let shift = 64 - sort_log;
     let sort_buckets = 1usize << sort_log;
     // ends[b + 1]: counts, then where bucket b starts; after the scatter, where it ends.
@@ -161,29 +156,13 @@ pub(crate) fn sort_split<T: RadixKey + Ord>(
             from = end;
         }
     }
-    if sort_log == log {
-        // ends[b] is now where bucket b ends, i.e. where b + 1 starts: shift by one.
-        ends.copy_within(0..sort_buckets, 1);
-        ends[0] = 0;
-        return (points, owners, Some(ends));
-    }
-    drop(ends);
-    // The index, read off the sorted points: table[b] = where index bucket b (a point's
-    // top `log` of its `bits` bits) starts; 2^log + 1 entries, the last n. Counted per
-    // bucket (in order: the points are sorted), then summed; a fill loop per point
-    // ("while the next bucket <= this point's") mispredicted its exit on most points, and
-    // took 30% of a native 1000 x 160 build (perf).
+    // ends[b] is now where bucket b ends, i.e. where b + 1 starts: table[b] = where index
+    // bucket b starts (2^log + 1 entries, the last n), every 2^(sort_log - log)-th.
+    let step = 1usize << (sort_log - log);
     let buckets = 1usize << log;
-    let to_bucket = bits - log;
-    let mut table: Vec<u32> = alloc::vec![0; buckets + 1];
-    for &p in &points {
-        table[(p >> to_bucket) as usize + 1] += 1;
-    }
-    let mut run = 0u32;
-    for t in table.iter_mut() {
-        run += *t;
-        *t = run;
-    }
+    let mut table: Vec<u32> = Vec::with_capacity(buckets + 1);
+    table.push(0);
+    table.extend((1..=buckets).map(|b| ends[b * step - 1]));
     (points, owners, Some(table))
 }
 

@@ -1,0 +1,218 @@
+//! The owners of a circle's points: one node index per point, stored in 16 bits while
+//! every index fits (circles of up to 65,536 nodes: 2 bytes per point instead of 4) and
+//! in 32 bits beyond.
+
+use alloc::vec::Vec;
+
+/// A node index as the circle stores it: `u16` or `u32`.
+pub(crate) trait OwnerInt: Copy + Ord + Default + Into<u32> + TryFrom<u32> {
+    /// `o` in this width; `o` fits (the caller widened the storage first).
+    #[inline(always)]
+    fn from_index(o: u32) -> Self {
+        debug_assert!(Self::try_from(o).is_ok(), "owner {o} does not fit");
+        Self::try_from(o).ok().unwrap_or_default()
+    }
+}
+
+impl OwnerInt for u16 {}
+impl OwnerInt for u32 {}
+
+/// The owners of a circle's points, `u16` while every node index fits.
+#[derive(Debug, Clone)]
+pub(crate) enum OwnerVec {
+    /// Every index is at most `u16::MAX`.
+    Narrow(Vec<u16>),
+    /// Some index is above `u16::MAX`.
+    Wide(Vec<u32>),
+}
+
+impl Default for OwnerVec {
+    fn default() -> Self {
+        OwnerVec::Narrow(Vec::new())
+    }
+}
+
+impl OwnerVec {
+    /// The owners in the narrowest width that holds them all (`owners` is dropped once
+    /// copied into 16 bits).
+    pub(crate) fn from_wide(owners: Vec<u32>) -> OwnerVec {
+        if owners.iter().all(|&o| o <= u32::from(u16::MAX)) {
+            OwnerVec::Narrow(owners.iter().map(|&o| o as u16).collect())
+        } else {
+            OwnerVec::Wide(owners)
+        }
+    }
+
+    /// The same owners in a width that holds `index` too.
+    pub(crate) fn holding(self, index: u32) -> OwnerVec {
+        match self {
+            OwnerVec::Narrow(v) if index > u32::from(u16::MAX) => {
+                OwnerVec::Wide(v.into_iter().map(u32::from).collect())
+            }
+            o => o,
+        }
+    }
+
+    /// The owner of point `i`.
+    #[inline(always)]
+    pub(crate) fn get(&self, i: usize) -> Option<u32> {
+        // Slices, not the vectors: `Vec` indexing stays a call in size-optimised builds.
+        match self {
+            OwnerVec::Narrow(v) => v.as_slice().get(i).map(|&o| u32::from(o)),
+            OwnerVec::Wide(v) => v.as_slice().get(i).copied(),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            OwnerVec::Narrow(v) => v.len(),
+            OwnerVec::Wide(v) => v.len(),
+        }
+    }
+
+    /// Heap bytes held (capacity).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            OwnerVec::Narrow(v) => v.capacity() * core::mem::size_of::<u16>(),
+            OwnerVec::Wide(v) => v.capacity() * core::mem::size_of::<u32>(),
+        }
+    }
+
+    /// A read-only view.
+    pub(crate) fn view(&self) -> Owners<'_> {
+        Owners(match self {
+            OwnerVec::Narrow(v) => Repr::Narrow(v),
+            OwnerVec::Wide(v) => Repr::Wide(v),
+        })
+    }
+}
+
+/// The owners of a ring's points, clockwise: [`Owners::get`]`(i)` is the index (into
+/// [`Ring::nodes`](super::Ring::nodes)) of the node owning point `i`. Rings of up to
+/// 65,536 nodes store them in 16 bits.
+///
+/// ```
+/// use keyroute::ring::{Profile, Ring};
+/// let ring = Ring::with_nodes(Profile::native(), [("a", 1), ("b", 1)])?;
+/// let owners = ring.owners();
+/// assert_eq!(owners.len(), ring.point_count());
+/// assert!(owners.iter().all(|o| o < 2));
+/// assert_eq!(owners.get(0), owners.to_vec().first().copied());
+/// # Ok::<(), keyroute::ring::RingError>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Owners<'a>(Repr<'a>);
+
+#[derive(Debug, Clone, Copy)]
+enum Repr<'a> {
+    Narrow(&'a [u16]),
+    Wide(&'a [u32]),
+}
+
+impl<'a> Owners<'a> {
+    /// The number of points.
+    pub fn len(&self) -> usize {
+        match self.0 {
+            Repr::Narrow(v) => v.len(),
+            Repr::Wide(v) => v.len(),
+        }
+    }
+
+    /// Whether the ring has no point.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The owner of point `i`; `None` past the last point.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<u32> {
+        match self.0 {
+            Repr::Narrow(v) => v.get(i).map(|&o| u32::from(o)),
+            Repr::Wide(v) => v.get(i).copied(),
+        }
+    }
+
+    /// The owners in point order.
+    pub fn iter(&self) -> OwnersIter<'a> {
+        OwnersIter(match self.0 {
+            Repr::Narrow(v) => IterRepr::Narrow(v.iter()),
+            Repr::Wide(v) => IterRepr::Wide(v.iter()),
+        })
+    }
+
+    /// The owners as a vector of `u32`.
+    pub fn to_vec(&self) -> Vec<u32> {
+        self.iter().collect()
+    }
+}
+
+impl PartialEq for Owners<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Owners<'_> {}
+
+impl<'a> IntoIterator for Owners<'a> {
+    type Item = u32;
+    type IntoIter = OwnersIter<'a>;
+
+    fn into_iter(self) -> OwnersIter<'a> {
+        self.iter()
+    }
+}
+
+/// The iterator of [`Owners::iter`].
+#[derive(Debug, Clone)]
+pub struct OwnersIter<'a>(IterRepr<'a>);
+
+#[derive(Debug, Clone)]
+enum IterRepr<'a> {
+    Narrow(core::slice::Iter<'a, u16>),
+    Wide(core::slice::Iter<'a, u32>),
+}
+
+impl Iterator for OwnersIter<'_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        match &mut self.0 {
+            IterRepr::Narrow(it) => it.next().map(|&o| u32::from(o)),
+            IterRepr::Wide(it) => it.next().copied(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match &self.0 {
+            IterRepr::Narrow(it) => it.size_hint(),
+            IterRepr::Wide(it) => it.size_hint(),
+        }
+    }
+}
+
+impl ExactSizeIterator for OwnersIter<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    #[test]
+    fn narrow_while_every_index_fits_and_wide_beyond() {
+        let n = OwnerVec::from_wide(vec![0, 7, 65535]);
+        assert!(matches!(n, OwnerVec::Narrow(_)));
+        assert_eq!(n.view().to_vec(), [0, 7, 65535]);
+        assert_eq!(n.heap_bytes(), 3 * 2);
+        let w = OwnerVec::from_wide(vec![0, 65536]);
+        assert!(matches!(w, OwnerVec::Wide(_)));
+        assert_eq!(w.get(1), Some(65536));
+        assert_eq!(w.get(2), None);
+        // Widening keeps every owner.
+        let h = n.clone().holding(65536);
+        assert!(matches!(h, OwnerVec::Wide(_)));
+        assert_eq!(h.view(), n.view());
+        assert!(matches!(n.holding(65535), OwnerVec::Narrow(_)));
+    }
+}
