@@ -142,6 +142,26 @@ impl Ring {
             && self.profile.ties() != Ties::LastNode
     }
 
+    /// Whether a change can update the arrays in place although every node's share is
+    /// recomputed (the ketama family): only the digests whose count changed come and go
+    /// ([`Ring::retune`]). Not with a `LastNode` tie rule nor `small-sort` (as above).
+    fn retunable(&self) -> bool {
+        cfg!(not(feature = "small-sort"))
+            && self.profile.weight_rule() != WeightRule::PerWeight
+            && self.profile.ties() != Ties::LastNode
+    }
+
+    /// The number of digests each node has on the circle (as [`Ring::rebuild`] counts).
+    fn digest_counts(&self) -> Vec<u64> {
+        let p = self.profile;
+        let n = self.nodes.len();
+        let total: u64 = self.nodes.iter().map(|x| u64::from(x.weight)).sum();
+        self.nodes
+            .iter()
+            .map(|x| digests_for(p.weight_rule(), p.vnodes(), n, x.weight, total))
+            .collect()
+    }
+
     /// Adds a node. In the ketama family every node's share is recomputed from the new
     /// total weight, exactly as the peers do; in native only the new node's points appear.
     ///
@@ -156,6 +176,15 @@ impl Ring {
         });
         let done = if self.incremental() {
             self.insert_points(index)
+        } else if self.retunable() {
+            self.nodes.pop();
+            let mut before = self.digest_counts();
+            before.push(0);
+            self.nodes.push(Node {
+                name: name.into(),
+                weight,
+            });
+            self.retune(&before)
         } else {
             self.rebuild()
         };
@@ -175,10 +204,20 @@ impl Ring {
         let i = self
             .node_index(name)
             .ok_or_else(|| RingError::UnknownNode(name.into()))?;
+        let mut before = if self.retunable() {
+            self.digest_counts()
+        } else {
+            Vec::new()
+        };
         let node = self.nodes.remove(i);
         self.drop_name(i);
         if self.incremental() {
             self.remove_points(i as u32, true);
+        } else if self.retunable() {
+            self.remove_points(i as u32, true);
+            before.remove(i);
+            // Fewer nodes never means more points than before.
+            self.retune(&before)?;
         } else {
             // Fewer nodes never means more points than before.
             self.rebuild()?;
@@ -198,8 +237,18 @@ impl Ring {
         if weight == 0 {
             return Err(RingError::ZeroWeight(name.into()));
         }
+        let before = if self.retunable() {
+            self.digest_counts()
+        } else {
+            Vec::new()
+        };
         let old = core::mem::replace(&mut self.nodes[i].weight, weight);
-        if self.incremental() {
+        if self.retunable() {
+            if let Err(e) = self.retune(&before) {
+                self.nodes[i].weight = old;
+                return Err(e);
+            }
+        } else if self.incremental() {
             let count = self.points_of(weight);
             let now = self.circle.len() as u64 - self.points_of(old);
             if now + count > MAX_POINTS {
@@ -314,6 +363,95 @@ impl Ring {
             &changed,
             true,
         );
+        Ok(())
+    }
+
+    /// Brings the circle from `before[i]` digests of node `i` (what it holds now) to the
+    /// counts the nodes' weights give now (the ketama family): the digests a node lost
+    /// leave, those it gained are merged in, one pass over the arrays each, and the result
+    /// is what a rebuild gives (`tests/ring_change.rs`). One add to a 1000-node libketama
+    /// ring hashes the new node's 40 digests and the few whose count moved, instead of all
+    /// 40,000. The ring is unchanged on error.
+    fn retune(&mut self, before: &[u64]) -> Result<(), RingError> {
+        let p = self.profile;
+        let after = self.digest_counts();
+        let per_digest = p.points_per_digest().max(1) as u64;
+        let count: u64 = after.iter().map(|d| d * per_digest).sum();
+        if count > MAX_POINTS {
+            return Err(RingError::TooManyPoints(count));
+        }
+        let mut gone: Vec<(u64, u32)> = Vec::new();
+        let mut new: Vec<(u64, u32)> = Vec::new();
+        let mut buf = Vec::with_capacity(64);
+        for (i, node) in self.nodes.iter().enumerate() {
+            let (b, a) = (before.get(i).copied().unwrap_or(0), after[i]);
+            if a == b {
+                continue;
+            }
+            let (out, from) = if a < b { (&mut gone, a) } else { (&mut new, b) };
+            // The points of digests from..max(a, b): the first `from` are kept.
+            node_points_from(
+                p,
+                &node.name,
+                i as u32,
+                from,
+                a.max(b),
+                &mut buf,
+                |pt, r| out.push((pt, r)),
+            );
+        }
+        if gone.is_empty() && new.is_empty() {
+            return Ok(());
+        }
+        let bits = p.hash().bits();
+        if !gone.is_empty() {
+            sort_points(&mut gone);
+            let old_shift = self.circle.shift();
+            let Circle {
+                mut points,
+                owners,
+                table,
+                ..
+            } = core::mem::take(&mut self.circle);
+            let owners = match owners {
+                OwnerVec::Narrow(mut o) => {
+                    drop_pairs(&mut points, &mut o, &gone);
+                    OwnerVec::Narrow(o)
+                }
+                OwnerVec::Wide(mut o) => {
+                    drop_pairs(&mut points, &mut o, &gone);
+                    OwnerVec::Wide(o)
+                }
+            };
+            let gone: Vec<u64> = gone.iter().map(|e| e.0).collect();
+            self.circle = Circle::updated(points, owners, bits, table, old_shift, &gone, false);
+        }
+        if !new.is_empty() {
+            sort_points(&mut new);
+            let old_shift = self.circle.shift();
+            let Circle {
+                mut points,
+                owners,
+                table,
+                ..
+            } = core::mem::take(&mut self.circle);
+            let changed: Vec<u64> = new.iter().map(|e| e.0).collect();
+            let (ties, nodes) = (p.ties(), &self.nodes);
+            let top = new.iter().map(|e| e.1).max().unwrap_or(0);
+            let owners = match owners.holding(top) {
+                OwnerVec::Narrow(mut o) => {
+                    merge_points(&mut points, &mut o, &new);
+                    order_ties_at(&points, &mut o, ties, nodes, &changed);
+                    OwnerVec::Narrow(o)
+                }
+                OwnerVec::Wide(mut o) => {
+                    merge_points(&mut points, &mut o, &new);
+                    order_ties_at(&points, &mut o, ties, nodes, &changed);
+                    OwnerVec::Wide(o)
+                }
+            };
+            self.circle = Circle::updated(points, owners, bits, table, old_shift, &changed, true);
+        }
         Ok(())
     }
 
@@ -682,18 +820,35 @@ fn node_points(
     index: u32,
     digests: u64,
     buf: &mut Vec<u8>,
+    push: impl FnMut(u64, u32),
+) {
+    node_points_from(p, name, index, 0, digests, buf, push);
+}
+
+/// [`node_points`] of digests `first..digests` only (MD5: those digests are the only
+/// ones hashed).
+fn node_points_from(
+    p: Profile,
+    name: &str,
+    index: u32,
+    first: u64,
+    digests: u64,
+    buf: &mut Vec<u8>,
     mut push: impl FnMut(u64, u32),
 ) {
-    let server = server_string(name, p.default_port()).as_bytes();
-    let mut k = Decimal::zero();
     match p.hash() {
         PointHash::Md5 => {
+            let server = server_string(name, p.default_port()).as_bytes();
             let per_digest = p.points_per_digest().max(1) as usize;
+            let mut k = Decimal::zero();
+            for _ in 0..first {
+                k.increment();
+            }
             buf.clear();
             buf.extend_from_slice(server);
             buf.push(b'-');
             let head = buf.len();
-            for _ in 0..digests {
+            for _ in first..digests {
                 buf.truncate(head);
                 buf.extend_from_slice(k.as_bytes());
                 let d = md5(buf);
@@ -704,11 +859,19 @@ fn node_points(
             }
         }
         PointHash::SipHash13 => {
+            let server = server_string(name, p.default_port()).as_bytes();
             buf.clear();
             buf.extend_from_slice(server);
             buf.push(b'-');
-            // Callers check the count first: at most MAX_POINTS (< 10^8) digests.
-            sip_many::points(buf, digests.min(MAX_POINTS), |pt| push(pt, index));
+            // Callers check the count first: at most MAX_POINTS (< 10^8) digests. One
+            // point per digest.
+            let mut k = 0u64;
+            sip_many::points(buf, digests.min(MAX_POINTS), |pt| {
+                if k >= first {
+                    push(pt, index);
+                }
+                k += 1;
+            });
         }
     }
 }
@@ -870,6 +1033,39 @@ fn drop_points<O: OwnerInt>(
     points.truncate(w);
     owners.truncate(w);
     gone
+}
+
+/// Drops the (point, owner) pairs of `gone` (sorted; each once per copy) from the arrays.
+fn drop_pairs<O: OwnerInt>(points: &mut Vec<u64>, owners: &mut Vec<O>, gone: &[(u64, u32)]) {
+    let mut used = alloc::vec![false; gone.len()];
+    let (mut j, mut w) = (0, 0);
+    for r in 0..points.len().min(owners.len()) {
+        let (p, o) = (points[r], owners[r]);
+        while j < gone.len() && gone[j].0 < p {
+            j += 1;
+        }
+        let mut k = j;
+        let mut hit = false;
+        while k < gone.len() && gone[k].0 == p {
+            if !used[k] && gone[k].1 == o.into() {
+                used[k] = true;
+                hit = true;
+                break;
+            }
+            k += 1;
+        }
+        if !hit {
+            points[w] = p;
+            owners[w] = o;
+            w += 1;
+        }
+    }
+    debug_assert!(
+        used.iter().all(|&u| u),
+        "a point to drop is not on the circle"
+    );
+    points.truncate(w);
+    owners.truncate(w);
 }
 
 /// Applies the tie rule to the owners of one run of equal points.
