@@ -72,13 +72,19 @@ const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(pkg, 'dist');
 const { wasmGzipBudget: BUDGET, cacheWasmGzipBudget: CACHE_BUDGET, fleetWasmGzipBudget: FLEET_BUDGET, clusterWasmGzipBudget: CLUSTER_BUDGET } = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).config;
 
-test(`the .wasm is at most ${BUDGET} bytes gzipped, and both targets ship the same module`, () => {
-  const web = readFileSync(join(dist, 'web', 'keyroute_js_bg.wasm'));
-  const node = readFileSync(join(dist, 'node', 'keyroute_js_bg.wasm'));
-  assert.ok(web.equals(node), 'the web and node builds must carry the same .wasm');
+// A module's .wasm, the same in its web and node builds, within `budget` bytes gzipped.
+function withinBudget(what, webDir, nodeDir, file, budget) {
+  const web = readFileSync(join(dist, webDir, file));
+  const node = readFileSync(join(dist, nodeDir, file));
+  assert.ok(web.equals(node), `the web and node builds must carry the same ${what}`);
   const gz = gzipSync(web, { level: 9 }).length;
-  console.log(`.wasm: ${web.length} bytes, ${gz} gzipped (budget ${BUDGET})`);
-  assert.ok(gz <= BUDGET, `.wasm is ${gz} bytes gzipped, over the ${BUDGET}-byte budget`);
+  console.log(`${what}: ${web.length} bytes, ${gz} gzipped (budget ${budget})`);
+  assert.ok(gz <= budget, `${what} is ${gz} bytes gzipped, over the ${budget}-byte budget`);
+  return web;
+}
+
+test(`the .wasm is at most ${BUDGET} bytes gzipped, and both targets ship the same module`, () => {
+  withinBudget('.wasm', 'web', 'node', 'keyroute_js_bg.wasm', BUDGET);
 });
 
 test(`the smart cache's own .wasm (keyroute/cache) is at most ${CACHE_BUDGET} bytes gzipped`, () => {
@@ -95,12 +101,7 @@ test(`the smart cache's own .wasm (keyroute/cache) is at most ${CACHE_BUDGET} by
 });
 
 test(`the fleet's own .wasm (keyroute/fleet) is at most ${FLEET_BUDGET} bytes gzipped, the same for Node and browsers`, () => {
-  const web = readFileSync(join(dist, 'fleet-web', 'keyroute_fleet_bg.wasm'));
-  const node = readFileSync(join(dist, 'fleet-node', 'keyroute_fleet_bg.wasm'));
-  assert.ok(web.equals(node), 'the web and node builds must carry the same fleet .wasm');
-  const gz = gzipSync(web, { level: 9 }).length;
-  console.log(`fleet .wasm: ${web.length} bytes, ${gz} gzipped (budget ${FLEET_BUDGET})`);
-  assert.ok(gz <= FLEET_BUDGET, `the fleet .wasm is ${gz} bytes gzipped, over the ${FLEET_BUDGET}-byte budget`);
+  const web = withinBudget('fleet .wasm', 'fleet-web', 'fleet-node', 'keyroute_fleet_bg.wasm', FLEET_BUDGET);
   // The main module stays free of the engines, and the fleet module of the rings' API.
   const main = readFileSync(join(dist, 'web', 'keyroute_js_bg.wasm'));
   assert.equal(main.includes(Buffer.from('rawrouter_new')), false);
@@ -109,12 +110,7 @@ test(`the fleet's own .wasm (keyroute/fleet) is at most ${FLEET_BUDGET} bytes gz
 });
 
 test(`the cluster module's .wasm (SlotMap, ReshardPlan) is at most ${CLUSTER_BUDGET} bytes gzipped, the same for Node and browsers`, () => {
-  const web = readFileSync(join(dist, 'cluster-web', 'keyroute_cluster_bg.wasm'));
-  const node = readFileSync(join(dist, 'cluster-node', 'keyroute_cluster_bg.wasm'));
-  assert.ok(web.equals(node), 'the web and node builds must carry the same cluster .wasm');
-  const gz = gzipSync(web, { level: 9 }).length;
-  console.log(`cluster .wasm: ${web.length} bytes, ${gz} gzipped (budget ${CLUSTER_BUDGET})`);
-  assert.ok(gz <= CLUSTER_BUDGET, `the cluster .wasm is ${gz} bytes gzipped, over the ${CLUSTER_BUDGET}-byte budget`);
+  const web = withinBudget('cluster .wasm', 'cluster-web', 'cluster-node', 'keyroute_cluster_bg.wasm', CLUSTER_BUDGET);
   // The main module stays free of slot maps, and the cluster module of the rings' API.
   const main = readFileSync(join(dist, 'web', 'keyroute_js_bg.wasm'));
   assert.equal(main.includes(Buffer.from('rawslotmap_new')), false);

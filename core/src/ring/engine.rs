@@ -7,7 +7,7 @@ use super::error::RingError;
 use super::hash::{ketama_point, key_hash, md5};
 use super::index::{log_buckets, Circle};
 use super::md5_many::{self, Md5Path};
-use super::owners::{OwnerInt, OwnerVec, Owners};
+use super::owners::{with_width, OwnerInt, OwnerVec, Owners};
 use super::profile::{digests_for, Lookup, PointHash, Profile, Ties, WeightRule};
 use super::sip_many;
 use super::sort::{sort_by_less, sort_points, sort_split};
@@ -170,6 +170,14 @@ impl Ring {
     pub fn add(&mut self, name: &str, weight: u32) -> Result<(), RingError> {
         let at = self.check_new(name, weight)?;
         let index = self.nodes.len() as u32;
+        // The digests each node has now (the new one none), for an in-place retune.
+        let before = if self.retunable() {
+            let mut b = self.digest_counts();
+            b.push(0);
+            b
+        } else {
+            Vec::new()
+        };
         self.nodes.push(Node {
             name: name.into(),
             weight,
@@ -177,13 +185,6 @@ impl Ring {
         let done = if self.incremental() {
             self.insert_points(index)
         } else if self.retunable() {
-            self.nodes.pop();
-            let mut before = self.digest_counts();
-            before.push(0);
-            self.nodes.push(Node {
-                name: name.into(),
-                weight,
-            });
             self.retune(&before)
         } else {
             self.rebuild()
@@ -333,6 +334,14 @@ impl Ring {
             new.push((pt, r));
         });
         sort_points(&mut new);
+        self.merge_into_circle(&new);
+        Ok(())
+    }
+
+    /// Merges `new` (sorted (point, owner) pairs) into the circle's arrays in place,
+    /// orders the runs of equal points they join by the profile's tie rule and shifts the
+    /// index.
+    fn merge_into_circle(&mut self, new: &[(u64, u32)]) {
         let old_shift = self.circle.shift();
         let Circle {
             mut points,
@@ -341,29 +350,14 @@ impl Ring {
             ..
         } = core::mem::take(&mut self.circle);
         let changed: Vec<u64> = new.iter().map(|e| e.0).collect();
-        let (ties, nodes) = (p.ties(), &self.nodes);
-        let owners = match owners.holding(index) {
-            OwnerVec::Narrow(mut o) => {
-                merge_points(&mut points, &mut o, &new);
-                order_ties_at(&points, &mut o, ties, nodes, &changed);
-                OwnerVec::Narrow(o)
-            }
-            OwnerVec::Wide(mut o) => {
-                merge_points(&mut points, &mut o, &new);
-                order_ties_at(&points, &mut o, ties, nodes, &changed);
-                OwnerVec::Wide(o)
-            }
-        };
-        self.circle = Circle::updated(
-            points,
-            owners,
-            p.hash().bits(),
-            table,
-            old_shift,
-            &changed,
-            true,
-        );
-        Ok(())
+        let (ties, nodes) = (self.profile.ties(), &self.nodes);
+        let top = new.iter().map(|e| e.1).max().unwrap_or(0);
+        let (owners, ()) = with_width!(owners.holding(top), o => {
+            merge_points(&mut points, &mut o, new);
+            order_ties_at(&points, &mut o, ties, nodes, &changed);
+        });
+        let bits = self.profile.hash().bits();
+        self.circle = Circle::updated(points, owners, bits, table, old_shift, &changed, true);
     }
 
     /// Brings the circle from `before[i]` digests of node `i` (what it holds now) to the
@@ -403,7 +397,6 @@ impl Ring {
         if gone.is_empty() && new.is_empty() {
             return Ok(());
         }
-        let bits = p.hash().bits();
         if !gone.is_empty() {
             sort_points(&mut gone);
             let old_shift = self.circle.shift();
@@ -413,44 +406,14 @@ impl Ring {
                 table,
                 ..
             } = core::mem::take(&mut self.circle);
-            let owners = match owners {
-                OwnerVec::Narrow(mut o) => {
-                    drop_pairs(&mut points, &mut o, &gone);
-                    OwnerVec::Narrow(o)
-                }
-                OwnerVec::Wide(mut o) => {
-                    drop_pairs(&mut points, &mut o, &gone);
-                    OwnerVec::Wide(o)
-                }
-            };
+            let (owners, ()) = with_width!(owners, o => drop_pairs(&mut points, &mut o, &gone));
             let gone: Vec<u64> = gone.iter().map(|e| e.0).collect();
+            let bits = p.hash().bits();
             self.circle = Circle::updated(points, owners, bits, table, old_shift, &gone, false);
         }
         if !new.is_empty() {
             sort_points(&mut new);
-            let old_shift = self.circle.shift();
-            let Circle {
-                mut points,
-                owners,
-                table,
-                ..
-            } = core::mem::take(&mut self.circle);
-            let changed: Vec<u64> = new.iter().map(|e| e.0).collect();
-            let (ties, nodes) = (p.ties(), &self.nodes);
-            let top = new.iter().map(|e| e.1).max().unwrap_or(0);
-            let owners = match owners.holding(top) {
-                OwnerVec::Narrow(mut o) => {
-                    merge_points(&mut points, &mut o, &new);
-                    order_ties_at(&points, &mut o, ties, nodes, &changed);
-                    OwnerVec::Narrow(o)
-                }
-                OwnerVec::Wide(mut o) => {
-                    merge_points(&mut points, &mut o, &new);
-                    order_ties_at(&points, &mut o, ties, nodes, &changed);
-                    OwnerVec::Wide(o)
-                }
-            };
-            self.circle = Circle::updated(points, owners, bits, table, old_shift, &changed, true);
+            self.merge_into_circle(&new);
         }
         Ok(())
     }
@@ -465,16 +428,8 @@ impl Ring {
             table,
             ..
         } = core::mem::take(&mut self.circle);
-        let (owners, gone) = match owners {
-            OwnerVec::Narrow(mut o) => {
-                let gone = drop_points(&mut points, &mut o, index, renumber);
-                (OwnerVec::Narrow(o), gone)
-            }
-            OwnerVec::Wide(mut o) => {
-                let gone = drop_points(&mut points, &mut o, index, renumber);
-                (OwnerVec::Wide(o), gone)
-            }
-        };
+        let (owners, gone) =
+            with_width!(owners, o => drop_points(&mut points, &mut o, index, renumber));
         self.circle = Circle::updated(
             points,
             owners,

@@ -4,6 +4,24 @@
 
 use alloc::vec::Vec;
 
+/// Runs `$body` on the owners in their own width (`$o`: a `Vec<u16>` or a `Vec<u32>`)
+/// and gives back `(the owners, what $body returned)`.
+macro_rules! with_width {
+    ($owners:expr, $o:ident => $body:expr) => {
+        match $owners {
+            OwnerVec::Narrow(mut $o) => {
+                let out = $body;
+                (OwnerVec::Narrow($o), out)
+            }
+            OwnerVec::Wide(mut $o) => {
+                let out = $body;
+                (OwnerVec::Wide($o), out)
+            }
+        }
+    };
+}
+pub(crate) use with_width;
+
 /// A node index as the circle stores it: `u16` or `u32`.
 pub(crate) trait OwnerInt: Copy + Ord + Default + Into<u32> + TryFrom<u32> {
     /// `o` in this width; `o` fits (the caller widened the storage first).
