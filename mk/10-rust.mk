@@ -29,6 +29,9 @@ test-rust: setup-apt-core lint test-rust-nostd
 	# ... and with native builds' points hashed one at a time (the default run hashes
 	# eight at a time with AVX-512 where the CPU has it).
 	KEYROUTE_SIP=scalar $(CARGO) test -p keyroute --test 'ring_*'
+	# ... and with circles cut into leaves from 64 points on (in every build from 262,144:
+	# ring/index.rs), so that the suites' small rings cross leaves on every path.
+	$(CARGO) test -p keyroute --features small-leaves --test 'ring_*' --test 'fleet_*' --test serde
 	@! $(CARGO) tree -p keyroute -e normal,build,dev --prefix none | grep -q '^redis ' || \
 	  { echo "keyroute (core) must not depend on the redis crate" >&2; exit 1; }
 	$(CARGO) test -p keyroute-redis

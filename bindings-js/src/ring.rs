@@ -125,10 +125,12 @@ impl RawRing {
         Ok(self.ring.add(name, w)?)
     }
 
-    /// Removes a node.
-    pub fn remove(&mut self, name: &str) -> Result<(), JsError> {
+    /// Removes a node; returns the index it had.
+    pub fn remove(&mut self, name: &str) -> Result<u32, JsError> {
+        let i = self.ring.node_index(name);
         self.ring.remove(name)?;
-        Ok(())
+        // Known: the removal found it.
+        Ok(i.unwrap_or(0) as u32)
     }
 
     /// Changes a node's weight.
@@ -185,12 +187,7 @@ impl RawRing {
     /// Owner index of the point at circle position `hash`, `-1` on an empty ring.
     #[wasm_bindgen(js_name = ownerOfHash)]
     pub fn owner_of_hash(&self, hash: u64) -> i32 {
-        index(
-            self.ring
-                .point_for_hash(hash)
-                .and_then(|i| self.ring.owners().get(i))
-                .map(|o| o as usize),
-        )
+        index(self.ring.owner_for_hash(hash))
     }
 
     /// Up to `n` distinct owner indexes, clockwise from the key's point (`n` above the

@@ -439,7 +439,7 @@ impl PyRing {
                 .positions()
                 .iter()
                 .zip(st.ring.owners())
-                .map(|(&p, o)| (p, st.names[o as usize].bind(py)).into_pyobject(py))
+                .map(|(p, o)| (p, st.names[o as usize].bind(py)).into_pyobject(py))
                 .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, items)
         })

@@ -462,12 +462,7 @@ fn envoy() {
                     )
                 })
                 .collect();
-            let got: Vec<(u64, u32)> = p
-                .positions()
-                .iter()
-                .copied()
-                .zip(p.owners().iter())
-                .collect();
+            let got: Vec<(u64, u32)> = p.positions().iter().zip(p.owners().iter()).collect();
             assert_eq!(got, want, "{name}");
         }
         if let Some(size) = case.get("ring_size").and_then(Value::as_u64) {

@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use super::error::EngineError;
 use super::keyhash::{KeyHash, KeyTag};
 use crate::ring::index::Circle;
-use crate::ring::{NodeSpec, Owners, RingError, MAX_POINTS};
+use crate::ring::{NodeSpec, Owners, Positions, RingError, MAX_POINTS};
 
 /// Which point owns a key's hash `h`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -117,7 +117,7 @@ impl PointRing {
             }
             i = j;
         }
-        let circle = Circle::new(points, owners, rules.key_hash.bits());
+        let circle = Circle::build(points, owners, rules.key_hash.bits(), None, Vec::new());
         Ok(PointRing {
             rules,
             nodes,
@@ -152,13 +152,13 @@ impl PointRing {
 
     /// Sorted positions (distinct unless the rules keep every point). Jedis' signed
     /// positions appear with the sign bit flipped, java-hashcode's too.
-    pub fn positions(&self) -> &[u64] {
-        &self.circle.points
+    pub fn positions(&self) -> Positions<'_> {
+        Positions::new(&self.circle)
     }
 
     /// `owners().get(i)` owns `positions()[i]`.
     pub fn owners(&self) -> Owners<'_> {
-        self.circle.owners.view()
+        Owners::new(&self.circle)
     }
 
     /// The hash of `key` on this circle (after the hash tag).
@@ -178,7 +178,8 @@ impl PointRing {
             Seek::Closest => {
                 let next = c.lower_bound(h, false)?;
                 let prev = (next + len - 1) % len;
-                let (h32, n32, p32) = (h as u32, c.points[next] as u32, c.points[prev] as u32);
+                let (n32, p32) = (c.point(next)? as u32, c.point(prev)? as u32);
+                let h32 = h as u32;
                 let dp = h32.wrapping_sub(p32);
                 let dn = n32.wrapping_sub(h32);
                 Some(if dp <= dn { prev } else { next })
@@ -190,13 +191,13 @@ impl PointRing {
     #[inline]
     pub fn locate(&self, key: &[u8]) -> Option<usize> {
         let i = self.point_for_hash(self.hash_key(key))?;
-        let o = self.circle.owners.get(i)? as usize;
+        let o = self.circle.owner(i)? as usize;
         if self.down.is_empty() {
             return Some(o);
         }
         let len = self.circle.len();
         (0..DOWN_TRIES)
-            .filter_map(|t| self.circle.owners.get((i + t) % len))
+            .filter_map(|t| self.circle.owner((i + t) % len))
             .map(|o| o as usize)
             .find(|&o| !self.down[o])
     }
@@ -221,7 +222,7 @@ impl PointRing {
             } else {
                 (start + step) % len
             };
-            let Some(o) = self.circle.owners.get(i).map(|o| o as usize) else {
+            let Some(o) = self.circle.owner(i).map(|o| o as usize) else {
                 break;
             };
             if !seen[o] && self.down.get(o) != Some(&true) {

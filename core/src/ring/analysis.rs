@@ -29,40 +29,32 @@ impl Ring {
     /// points are left out). Empty on an empty ring.
     pub fn arcs(&self) -> Vec<Arc> {
         let pts = self.positions();
-        let owners = self.owners();
-        let owner = |i: usize| owners.get(i).map_or(0, |o| o as usize);
+        let Some(last) = pts.len().checked_sub(1).and_then(|l| pts.get(l)) else {
+            return Vec::new();
+        };
         let bits = self.profile().hash().bits();
         let top = (width(bits) - 1) as u64;
         let above = self.profile().lookup() == Lookup::Above;
         let mut out = Vec::with_capacity(pts.len());
-        for i in 0..pts.len() {
-            let prev = if i == 0 {
-                pts[pts.len() - 1]
-            } else {
-                pts[i - 1]
-            };
-            if i > 0 && prev == pts[i] {
+        // Each point with the one before it (going round: the last before the first).
+        let mut prev = last;
+        for (i, (p, o)) in pts.iter().zip(self.owners()).enumerate() {
+            let before = prev;
+            prev = p;
+            if i > 0 && before == p {
                 continue;
             }
-            // `>=`: the arc is (prev, p]; `>`: it is [prev, p).
+            // `>=`: the arc is (prev, p]; `>`: it is [prev, p). When every point is equal,
+            // the first arc covers the circle.
             let (start, end) = if above {
-                (prev, pts[i].wrapping_sub(1) & top)
+                (before, p.wrapping_sub(1) & top)
             } else {
-                (prev.wrapping_add(1) & top, pts[i])
+                (before.wrapping_add(1) & top, p)
             };
-            if pts.len() > 1 && i == 0 && prev == pts[i] {
-                // All points equal: one arc covers the circle.
-                out.push(Arc {
-                    start,
-                    end,
-                    owner: owner(i),
-                });
-                continue;
-            }
             out.push(Arc {
                 start,
                 end,
-                owner: owner(i),
+                owner: o as usize,
             });
         }
         out
@@ -82,18 +74,19 @@ impl Ring {
     pub fn shares(&self) -> Vec<f64> {
         let mut acc = alloc::vec![0u128; self.len()];
         let pts = self.positions();
-        let owners = self.owners();
-        if pts.is_empty() {
+        let Some(last) = pts.len().checked_sub(1).and_then(|l| pts.get(l)) else {
             return alloc::vec![0.0; self.len()];
-        }
+        };
         let w = width(self.profile().hash().bits());
-        for i in 0..pts.len() {
-            let len = if i == 0 {
-                w - pts[pts.len() - 1] as u128 + pts[0] as u128
-            } else {
-                (pts[i] - pts[i - 1]) as u128
+        // The first point's arc wraps past the top, from the last point.
+        let mut prev: Option<u64> = None;
+        for (p, o) in pts.iter().zip(self.owners()) {
+            let len = match prev {
+                None => w - last as u128 + p as u128,
+                Some(q) => (p - q) as u128,
             };
-            if let Some(a) = owners.get(i).and_then(|o| acc.get_mut(o as usize)) {
+            prev = Some(p);
+            if let Some(a) = acc.get_mut(o as usize) {
                 *a += len;
             }
         }
@@ -153,7 +146,7 @@ pub fn diff(old: &Ring, new: &Ring) -> Result<Diff, RingError> {
     // ring's are in order already: merged, without repeats (no sort).
     fn cuts_of(r: &Ring, top: u64) -> impl Iterator<Item = u64> + '_ {
         let above = r.profile().lookup() == Lookup::Above;
-        r.positions().iter().filter_map(move |&p| match p {
+        r.positions().iter().filter_map(move |p| match p {
             p if above => Some(p),
             p if p < top => Some(p + 1),
             _ => None,
@@ -173,11 +166,7 @@ pub fn diff(old: &Ring, new: &Ring) -> Result<Diff, RingError> {
             cuts.push(x);
         }
     }
-    let owner = |r: &Ring, x: u64| -> Option<usize> {
-        r.point_for_hash(x)
-            .and_then(|i| r.owners().get(i))
-            .map(|o| o as usize)
-    };
+    let owner = |r: &Ring, x: u64| r.owner_for_hash(x);
     let name = |r: &Ring, o: Option<usize>| o.map(|i| String::from(r.nodes()[i].name()));
     let mut moved: Vec<MovedArc> = Vec::new();
     let mut moved_len: u128 = 0;

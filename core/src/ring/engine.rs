@@ -5,9 +5,11 @@ use alloc::vec::Vec;
 
 use super::error::RingError;
 use super::hash::{ketama_point, key_hash, md5};
-use super::index::{log_buckets, Circle};
+use super::index::Circle;
+use super::leaf::log_buckets;
 use super::md5_many::{self, Md5Path};
 use super::owners::{with_width, OwnerInt, OwnerVec, Owners};
+use super::positions::Positions;
 use super::profile::{digests_for, Lookup, PointHash, Profile, Ties, WeightRule};
 use super::sip_many;
 use super::sort::{sort_by_less, sort_points, sort_split};
@@ -70,7 +72,7 @@ impl Ring {
             profile,
             nodes: Vec::new(),
             by_name: Vec::new(),
-            circle: Circle::default(),
+            circle: Circle::empty(profile.hash().bits()),
         }
     }
 
@@ -185,7 +187,8 @@ impl Ring {
         let done = if self.incremental() {
             self.insert_points(index)
         } else if self.retunable() {
-            self.retune(&before)
+            let after = self.digest_counts();
+            self.retune(&before, &after)
         } else {
             self.rebuild()
         };
@@ -210,16 +213,21 @@ impl Ring {
         } else {
             Vec::new()
         };
+        if self.incremental() || self.retunable() {
+            let digests = match before.get(i) {
+                Some(&d) => d,
+                None => self.digest_count(self.nodes[i].weight),
+            };
+            self.remove_points(i as u32, digests);
+        }
         let node = self.nodes.remove(i);
         self.drop_name(i);
-        if self.incremental() {
-            self.remove_points(i as u32, true);
-        } else if self.retunable() {
-            self.remove_points(i as u32, true);
+        if self.retunable() {
             before.remove(i);
             // Fewer nodes never means more points than before.
-            self.retune(&before)?;
-        } else {
+            let after = self.digest_counts();
+            self.retune(&before, &after)?;
+        } else if !self.incremental() {
             // Fewer nodes never means more points than before.
             self.rebuild()?;
         }
@@ -244,22 +252,17 @@ impl Ring {
             Vec::new()
         };
         let old = core::mem::replace(&mut self.nodes[i].weight, weight);
-        if self.retunable() {
-            if let Err(e) = self.retune(&before) {
-                self.nodes[i].weight = old;
-                return Err(e);
-            }
-        } else if self.incremental() {
-            let count = self.points_of(weight);
-            let now = self.circle.len() as u64 - self.points_of(old);
-            if now + count > MAX_POINTS {
-                self.nodes[i].weight = old;
-                return Err(RingError::TooManyPoints(now + count));
-            }
-            self.remove_points(i as u32, false);
-            // Within the limit: checked above.
-            self.insert_points(i as u32)?;
-        } else if let Err(e) = self.rebuild() {
+        let done = if self.incremental() {
+            // Only this node's count moves: its digests between the two are hashed.
+            let (b, a) = (self.digest_count(old), self.digest_count(weight));
+            self.move_digests(&[(i, b, a)])
+        } else if self.retunable() {
+            let after = self.digest_counts();
+            self.retune(&before, &after)
+        } else {
+            self.rebuild()
+        };
+        if let Err(e) = done {
             self.nodes[i].weight = old;
             return Err(e);
         }
@@ -307,11 +310,15 @@ impl Ring {
         }
     }
 
+    /// The number of digests a node of `weight` has (incremental profiles).
+    fn digest_count(&self, weight: u32) -> u64 {
+        let p = self.profile;
+        digests_for(p.weight_rule(), p.vnodes(), 0, weight, 0)
+    }
+
     /// The number of points a node of `weight` has (incremental profiles).
     fn points_of(&self, weight: u32) -> u64 {
-        let p = self.profile;
-        let digests = digests_for(p.weight_rule(), p.vnodes(), 0, weight, 0);
-        digests * p.points_per_digest().max(1) as u64
+        self.digest_count(weight) * self.profile.points_per_digest().max(1) as u64
     }
 
     /// Merges node `index`'s points into the circle (incremental profiles): the result is
@@ -338,26 +345,18 @@ impl Ring {
         Ok(())
     }
 
-    /// Merges `new` (sorted (point, owner) pairs) into the circle's arrays in place,
-    /// orders the runs of equal points they join by the profile's tie rule and shifts the
-    /// index.
+    /// Merges `new` (sorted (point, owner) pairs) into the leaves they fall in, in place,
+    /// and orders the runs of equal points they join by the profile's tie rule.
     fn merge_into_circle(&mut self, new: &[(u64, u32)]) {
-        let old_shift = self.circle.shift();
-        let Circle {
-            mut points,
-            owners,
-            table,
-            ..
-        } = core::mem::take(&mut self.circle);
-        let changed: Vec<u64> = new.iter().map(|e| e.0).collect();
         let (ties, nodes) = (self.profile.ties(), &self.nodes);
-        let top = new.iter().map(|e| e.1).max().unwrap_or(0);
-        let (owners, ()) = with_width!(owners.holding(top), o => {
-            merge_points(&mut points, &mut o, new);
-            order_ties_at(&points, &mut o, ties, nodes, &changed);
+        self.circle.edit(new, true, |points, owners, run| {
+            let top = run.iter().map(|e| e.1).max().unwrap_or(0);
+            with_width!(owners.holding(top), o => {
+                merge_points(points, &mut o, run);
+                order_ties_at(points, &mut o, ties, nodes, run);
+            })
+            .0
         });
-        let bits = self.profile.hash().bits();
-        self.circle = Circle::updated(points, owners, bits, table, old_shift, &changed, true);
     }
 
     /// Brings the circle from `before[i]` digests of node `i` (what it holds now) to the
@@ -366,22 +365,34 @@ impl Ring {
     /// is what a rebuild gives (`tests/ring_change.rs`). One add to a 1000-node libketama
     /// ring hashes the new node's 40 digests and the few whose count moved, instead of all
     /// 40,000. The ring is unchanged on error.
-    fn retune(&mut self, before: &[u64]) -> Result<(), RingError> {
+    fn retune(&mut self, before: &[u64], after: &[u64]) -> Result<(), RingError> {
+        let moves: Vec<(usize, u64, u64)> = after
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| (i, before.get(i).copied().unwrap_or(0), a))
+            .filter(|&(_, b, a)| a != b)
+            .collect();
+        self.move_digests(&moves)
+    }
+
+    /// Brings node `i` from `b` digests to `a` for each `(i, b, a)` of `moves`: the
+    /// digests it lost leave the circle and those it gained are merged in. The ring is
+    /// unchanged on error.
+    fn move_digests(&mut self, moves: &[(usize, u64, u64)]) -> Result<(), RingError> {
         let p = self.profile;
-        let after = self.digest_counts();
         let per_digest = p.points_per_digest().max(1) as u64;
-        let count: u64 = after.iter().map(|d| d * per_digest).sum();
+        let (up, down) = moves.iter().fold((0u64, 0u64), |(u, d), &(_, b, a)| {
+            (u + a.saturating_sub(b), d + b.saturating_sub(a))
+        });
+        let count = (self.circle.len() as u64 + up * per_digest).saturating_sub(down * per_digest);
         if count > MAX_POINTS {
             return Err(RingError::TooManyPoints(count));
         }
         let mut gone: Vec<(u64, u32)> = Vec::new();
         let mut new: Vec<(u64, u32)> = Vec::new();
         let mut buf = Vec::with_capacity(64);
-        for (i, node) in self.nodes.iter().enumerate() {
-            let (b, a) = (before.get(i).copied().unwrap_or(0), after[i]);
-            if a == b {
-                continue;
-            }
+        for &(i, b, a) in moves {
+            let node = &self.nodes[i];
             let (out, from) = if a < b { (&mut gone, a) } else { (&mut new, b) };
             // The points of digests from..max(a, b): the first `from` are kept.
             node_points_from(
@@ -399,17 +410,9 @@ impl Ring {
         }
         if !gone.is_empty() {
             sort_points(&mut gone);
-            let old_shift = self.circle.shift();
-            let Circle {
-                mut points,
-                owners,
-                table,
-                ..
-            } = core::mem::take(&mut self.circle);
-            let (owners, ()) = with_width!(owners, o => drop_pairs(&mut points, &mut o, &gone));
-            let gone: Vec<u64> = gone.iter().map(|e| e.0).collect();
-            let bits = p.hash().bits();
-            self.circle = Circle::updated(points, owners, bits, table, old_shift, &gone, false);
+            self.circle.edit(&gone, false, |points, owners, run| {
+                with_width!(owners, o => drop_pairs(points, &mut o, run)).0
+            });
         }
         if !new.is_empty() {
             sort_points(&mut new);
@@ -418,27 +421,36 @@ impl Ring {
         Ok(())
     }
 
-    /// Drops node `index`'s points from the circle (incremental profiles); with `renumber`
-    /// (the node left `nodes`) later nodes' indexes move down by one.
-    fn remove_points(&mut self, index: u32, renumber: bool) {
-        let old_shift = self.circle.shift();
-        let Circle {
-            mut points,
-            owners,
-            table,
-            ..
-        } = core::mem::take(&mut self.circle);
-        let (owners, gone) =
-            with_width!(owners, o => drop_points(&mut points, &mut o, index, renumber));
-        self.circle = Circle::updated(
-            points,
-            owners,
-            self.profile.hash().bits(),
-            table,
-            old_shift,
-            &gone,
-            false,
+    /// Drops the points of node `index` (of `digests` digests) from the leaves they are
+    /// in, and moves later nodes' indexes down by one (the node is about to leave
+    /// `nodes`): the points are hashed again rather than searched for, so only the
+    /// owners are read everywhere, not the positions.
+    fn remove_points(&mut self, index: u32, digests: u64) {
+        if self.circle.leaves().len() == 1 {
+            // One leaf (under 262,144 points): one pass over it drops and renumbers.
+            self.circle.edit_each(
+                |points, owners| with_width!(owners, o => drop_points(points, &mut o, index)),
+            );
+            return;
+        }
+        let node = &self.nodes[index as usize];
+        let mut gone: Vec<(u64, u32)> = Vec::new();
+        let mut buf = Vec::with_capacity(64);
+        node_points(
+            self.profile,
+            &node.name,
+            index,
+            digests,
+            &mut buf,
+            |pt, r| gone.push((pt, r)),
         );
+        sort_points(&mut gone);
+        self.circle.edit(&gone, false, |points, owners, run| {
+            with_width!(owners, o => drop_pairs(points, &mut o, run)).0
+        });
+        if (index as usize) + 1 < self.nodes.len() {
+            self.circle.renumber_above(index);
+        }
     }
 
     /// The number of points on the circle.
@@ -462,23 +474,22 @@ impl Ring {
     }
 
     /// Sorted point positions (32-bit profiles use values below 2³²).
-    pub fn positions(&self) -> &[u64] {
-        &self.circle.points
+    pub fn positions(&self) -> Positions<'_> {
+        Positions::new(&self.circle)
     }
 
     /// `owners().get(i)` is the index (into [`Ring::nodes`]) of the node owning
     /// `positions()[i]`.
     pub fn owners(&self) -> Owners<'_> {
-        self.circle.owners.view()
+        Owners::new(&self.circle)
     }
 
     /// `(position, node name)` of every point, clockwise from 0.
     pub fn points(&self) -> impl ExactSizeIterator<Item = (u64, &str)> + '_ {
-        self.circle
-            .points
+        self.positions()
             .iter()
-            .zip(self.circle.owners.view())
-            .map(|(&p, o)| (p, self.nodes[o as usize].name.as_str()))
+            .zip(self.owners())
+            .map(|(p, o)| (p, self.nodes[o as usize].name.as_str()))
     }
 
     /// Where `key` hashes on this ring's circle.
@@ -494,14 +505,29 @@ impl Ring {
             .lower_bound(hash, self.profile.lookup() == Lookup::Above)
     }
 
+    /// The index (into [`Ring::nodes`]) of the node owning circle position `hash` (what
+    /// [`Ring::get_index`] answers for a key that hashes there); `None` on an empty ring.
+    ///
+    /// ```
+    /// use keyroute::ring::{Profile, Ring};
+    /// let ring = Ring::with_nodes(Profile::native(), [("a", 1), ("b", 1)])?;
+    /// let h = ring.hash_key(b"user:1");
+    /// assert_eq!(ring.owner_for_hash(h), ring.get_index(b"user:1"));
+    /// # Ok::<(), keyroute::ring::RingError>(())
+    /// ```
+    #[inline(always)]
+    pub fn owner_for_hash(&self, hash: u64) -> Option<usize> {
+        let above = self.profile.lookup() == Lookup::Above;
+        self.circle.owner_at(hash, above).map(|o| o as usize)
+    }
+
     /// The index (into [`Ring::nodes`]) of the node owning `key`.
     #[inline(always)]
     pub fn get_index(&self, key: &[u8]) -> Option<usize> {
         if self.circle.len() == 0 {
             return None;
         }
-        let i = self.point_for_hash(self.hash_key(key))?;
-        self.circle.owners.get(i).map(|o| o as usize)
+        self.owner_for_hash(self.hash_key(key))
     }
 
     /// The node owning `key`; `None` on an empty ring.
@@ -553,12 +579,9 @@ impl Ring {
 
     /// The owner of each of `hashes` into `out` (`NO_NODE` on an empty ring).
     #[inline(always)]
-    fn owners_of<O: OwnerInt>(&self, owners: &[O], hashes: &[u64], out: &mut [u32]) {
-        for (o, &h) in out.iter_mut().zip(hashes) {
-            if let Some(i) = self.point_for_hash(h) {
-                *o = owners.get(i).map_or(NO_NODE, |&x| x.into());
-            }
-        }
+    fn owners_of(&self, hashes: &[u64], out: &mut [u32]) {
+        let above = self.profile.lookup() == Lookup::Above;
+        self.circle.owners_into(hashes, above, out, NO_NODE);
     }
 
     /// Calls `f` with the owner of each key, in order. Keys are hashed a group at a time
@@ -595,11 +618,7 @@ impl Ring {
                 }
             }
             let mut owners = [NO_NODE; GROUP];
-            // The owners' width is matched once per group, not per key.
-            match &self.circle.owners {
-                OwnerVec::Narrow(v) => self.owners_of(v, &hashes[..n], &mut owners),
-                OwnerVec::Wide(v) => self.owners_of(v, &hashes[..n], &mut owners),
-            }
+            self.owners_of(&hashes[..n], &mut owners);
             for &o in &owners[..n] {
                 f((o != NO_NODE).then_some(o));
             }
@@ -657,7 +676,6 @@ impl Ring {
         let Some(start) = self.point_for_hash(self.hash_key(key)) else {
             return;
         };
-        let len = self.circle.len();
         // Small n: a stack list; large n: a bitset over node indexes.
         let mut small = [0u32; 16];
         let mut count = 0usize;
@@ -666,10 +684,7 @@ impl Ring {
         } else {
             Vec::new()
         };
-        for step in 0..len {
-            let Some(o) = self.circle.owners.get((start + step) % len) else {
-                break;
-            };
+        for o in self.circle.owners_from(start) {
             let fresh = if seen.is_empty() {
                 !small[..count].contains(&o)
             } else {
@@ -751,17 +766,8 @@ impl Ring {
             sort_split(wide, |e| e, log, p.hash().bits())
         };
         order_ties(&points, &mut owners, p.ties(), &self.nodes);
-        let owners = OwnerVec::from_wide(owners);
-        self.circle = match table {
-            #[cfg(not(feature = "small-sort"))]
-            Some(table) => Circle::with_built_table(points, owners, p.hash().bits(), table),
-            _ => Circle::with_table(
-                points,
-                owners,
-                p.hash().bits(),
-                core::mem::take(&mut self.circle.table),
-            ),
-        };
+        let spare = self.circle.take_table().unwrap_or_default();
+        self.circle = Circle::build(points, owners, p.hash().bits(), table, spare);
         Ok(())
     }
 }
@@ -917,13 +923,13 @@ fn order_ties_at<O: OwnerInt>(
     owners: &mut [O],
     ties: Ties,
     nodes: &[Node],
-    changed: &[u64],
+    changed: &[(u64, u32)],
 ) {
     if ties == Ties::FirstNode {
         return;
     }
     let mut last = None;
-    for &p in changed {
+    for &(p, _) in changed {
         if last == Some(p) {
             continue;
         }
@@ -943,6 +949,9 @@ fn order_ties_at<O: OwnerInt>(
 /// place: (point, node index) order, as a build sorts. Every owner of `new` fits in `O`.
 fn merge_points<O: OwnerInt>(points: &mut Vec<u64>, owners: &mut Vec<O>, new: &[(u64, u32)]) {
     let old = points.len();
+    // Exactly: a leaf grown by doubling would hold up to twice the memory it needs.
+    points.reserve_exact(new.len());
+    owners.reserve_exact(new.len());
     points.resize(old + new.len(), 0);
     owners.resize(old + new.len(), O::default());
     let (mut a, mut b, mut w) = (old, new.len(), old + new.len());
@@ -961,27 +970,22 @@ fn merge_points<O: OwnerInt>(points: &mut Vec<u64>, owners: &mut Vec<O>, new: &[
     }
 }
 
-/// Drops the points of node `index` from the arrays and returns their positions; with
-/// `renumber`, later nodes' indexes move down by one.
+/// Drops the points of node `index` from the arrays and returns them as (point, owner)
+/// pairs; later nodes' indexes move down by one.
 fn drop_points<O: OwnerInt>(
     points: &mut Vec<u64>,
     owners: &mut Vec<O>,
     index: u32,
-    renumber: bool,
-) -> Vec<u64> {
+) -> Vec<(u64, u32)> {
     let mut w = 0;
     let mut gone = Vec::new();
     for r in 0..points.len().min(owners.len()) {
         let o: u32 = owners[r].into();
         if o == index {
-            gone.push(points[r]);
+            gone.push((points[r], o));
         } else {
             points[w] = points[r];
-            owners[w] = if renumber && o > index {
-                O::from_index(o - 1)
-            } else {
-                owners[r]
-            };
+            owners[w] = O::from_index(o - u32::from(o > index));
             w += 1;
         }
     }
@@ -1180,7 +1184,7 @@ mod tests {
         )
         .expect("ring");
         assert_eq!(
-            r.positions()[..4],
+            r.positions().to_vec()[..4],
             [
                 2169973918578042,
                 15153389787061318,

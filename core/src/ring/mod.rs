@@ -18,8 +18,10 @@ mod engine;
 mod error;
 mod hash;
 pub(crate) mod index;
+mod leaf;
 mod md5_many;
 mod owners;
+mod positions;
 pub(crate) mod profile;
 mod sip_many;
 mod sort;
@@ -31,6 +33,7 @@ pub use error::{checked_weight, RingError};
 pub use hash::key_hash;
 pub use md5_many::{md5_key_hashes_with, Md5Path};
 pub use owners::{Owners, OwnersIter};
+pub use positions::{Positions, PositionsIter};
 pub use profile::{
     Lookup, PointHash, Profile, ProfileName, ProfileOptions, Ties, WeightRule,
     DEFAULT_NATIVE_VNODES, NATIVE_SIP_KEY,

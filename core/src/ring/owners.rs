@@ -4,6 +4,9 @@
 
 use alloc::vec::Vec;
 
+use super::index::Circle;
+use super::leaf::Leaf;
+
 /// Runs `$body` on the owners in their own width (`$o`: a `Vec<u16>` or a `Vec<u32>`)
 /// and gives back `(the owners, what $body returned)`.
 macro_rules! with_width {
@@ -61,6 +64,15 @@ impl OwnerVec {
         }
     }
 
+    /// [`OwnerVec::from_wide`] of a copy of `owners`.
+    pub(crate) fn from_slice(owners: &[u32]) -> OwnerVec {
+        if owners.iter().all(|&o| o <= u32::from(u16::MAX)) {
+            OwnerVec::Narrow(owners.iter().map(|&o| o as u16).collect())
+        } else {
+            OwnerVec::Wide(owners.to_vec())
+        }
+    }
+
     /// The same owners in a width that holds `index` too.
     pub(crate) fn holding(self, index: u32) -> OwnerVec {
         match self {
@@ -96,12 +108,31 @@ impl OwnerVec {
         }
     }
 
-    /// A read-only view.
-    pub(crate) fn view(&self) -> Owners<'_> {
-        Owners(match self {
-            OwnerVec::Narrow(v) => Repr::Narrow(v),
-            OwnerVec::Wide(v) => Repr::Wide(v),
-        })
+    /// The owners in order.
+    pub(crate) fn iter(&self) -> LeafIter<'_> {
+        match self {
+            OwnerVec::Narrow(v) => LeafIter::Narrow(v.iter()),
+            OwnerVec::Wide(v) => LeafIter::Wide(v.iter()),
+        }
+    }
+}
+
+/// The owners of one leaf, as `u32`.
+#[derive(Debug, Clone)]
+pub(crate) enum LeafIter<'a> {
+    Narrow(core::slice::Iter<'a, u16>),
+    Wide(core::slice::Iter<'a, u32>),
+}
+
+impl Iterator for LeafIter<'_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        match self {
+            LeafIter::Narrow(it) => it.next().map(|&o| u32::from(o)),
+            LeafIter::Wide(it) => it.next().copied(),
+        }
     }
 }
 
@@ -119,21 +150,16 @@ impl OwnerVec {
 /// # Ok::<(), keyroute::ring::RingError>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
-pub struct Owners<'a>(Repr<'a>);
-
-#[derive(Debug, Clone, Copy)]
-enum Repr<'a> {
-    Narrow(&'a [u16]),
-    Wide(&'a [u32]),
-}
+pub struct Owners<'a>(&'a Circle);
 
 impl<'a> Owners<'a> {
+    pub(crate) fn new(circle: &'a Circle) -> Owners<'a> {
+        Owners(circle)
+    }
+
     /// The number of points.
     pub fn len(&self) -> usize {
-        match self.0 {
-            Repr::Narrow(v) => v.len(),
-            Repr::Wide(v) => v.len(),
-        }
+        self.0.len()
     }
 
     /// Whether the ring has no point.
@@ -144,18 +170,16 @@ impl<'a> Owners<'a> {
     /// The owner of point `i`; `None` past the last point.
     #[inline]
     pub fn get(&self, i: usize) -> Option<u32> {
-        match self.0 {
-            Repr::Narrow(v) => v.get(i).map(|&o| u32::from(o)),
-            Repr::Wide(v) => v.get(i).copied(),
-        }
+        self.0.owner(i)
     }
 
     /// The owners in point order.
     pub fn iter(&self) -> OwnersIter<'a> {
-        OwnersIter(match self.0 {
-            Repr::Narrow(v) => IterRepr::Narrow(v.iter()),
-            Repr::Wide(v) => IterRepr::Wide(v.iter()),
-        })
+        OwnersIter {
+            leaves: self.0.leaves().iter(),
+            leaf: LeafIter::Wide([].iter()),
+            left: self.0.len(),
+        }
     }
 
     /// The owners as a vector of `u32`.
@@ -183,12 +207,10 @@ impl<'a> IntoIterator for Owners<'a> {
 
 /// The iterator of [`Owners::iter`].
 #[derive(Debug, Clone)]
-pub struct OwnersIter<'a>(IterRepr<'a>);
-
-#[derive(Debug, Clone)]
-enum IterRepr<'a> {
-    Narrow(core::slice::Iter<'a, u16>),
-    Wide(core::slice::Iter<'a, u32>),
+pub struct OwnersIter<'a> {
+    leaves: core::slice::Iter<'a, Leaf>,
+    leaf: LeafIter<'a>,
+    left: usize,
 }
 
 impl Iterator for OwnersIter<'_> {
@@ -196,17 +218,17 @@ impl Iterator for OwnersIter<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<u32> {
-        match &mut self.0 {
-            IterRepr::Narrow(it) => it.next().map(|&o| u32::from(o)),
-            IterRepr::Wide(it) => it.next().copied(),
+        loop {
+            if let Some(o) = self.leaf.next() {
+                self.left -= 1;
+                return Some(o);
+            }
+            self.leaf = self.leaves.next()?.owners.iter();
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        match &self.0 {
-            IterRepr::Narrow(it) => it.size_hint(),
-            IterRepr::Wide(it) => it.size_hint(),
-        }
+        (self.left, Some(self.left))
     }
 }
 
@@ -221,7 +243,7 @@ mod tests {
     fn narrow_while_every_index_fits_and_wide_beyond() {
         let n = OwnerVec::from_wide(vec![0, 7, 65535]);
         assert!(matches!(n, OwnerVec::Narrow(_)));
-        assert_eq!(n.view().to_vec(), [0, 7, 65535]);
+        assert_eq!(n.iter().collect::<Vec<u32>>(), [0, 7, 65535]);
         assert_eq!(n.heap_bytes(), 3 * 2);
         let w = OwnerVec::from_wide(vec![0, 65536]);
         assert!(matches!(w, OwnerVec::Wide(_)));
@@ -230,7 +252,7 @@ mod tests {
         // Widening keeps every owner.
         let h = n.clone().holding(65536);
         assert!(matches!(h, OwnerVec::Wide(_)));
-        assert_eq!(h.view(), n.view());
+        assert!(h.iter().eq(n.iter()));
         assert!(matches!(n.holding(65535), OwnerVec::Narrow(_)));
     }
 }

@@ -368,7 +368,7 @@ mod tests {
             // Spread keys, and keys bunched into a few index buckets (past the insertion
             // sort's limit).
             for spread in [u64::MAX, 0xffff_ffff_ffff, u64::MAX << 58] {
-                let log = crate::ring::index::log_buckets(n, 64);
+                let log = crate::ring::leaf::log_buckets(n, 64);
                 // Native: 64-bit points with their owners.
                 let wide: Vec<(u64, u32)> = (0..n).map(|i| (next() & spread, i as u32)).collect();
                 let mut want = wide.clone();
@@ -378,7 +378,7 @@ mod tests {
                 assert_eq!(got, want, "native n {n}");
                 check_table(&points, table.as_deref(), log, 64);
                 // MD5: 32-bit points above their owners in one u64.
-                let log = crate::ring::index::log_buckets(n, 32);
+                let log = crate::ring::leaf::log_buckets(n, 32);
                 let entries: Vec<u64> = (0..n)
                     .map(|i| ((next() & spread) >> 32 << 32) | i as u64)
                     .collect();
