@@ -680,17 +680,20 @@ export function createApi(wasm, scripts, cluster) {
       return this.#names.includes(text(name, 'a node name'));
     }
 
+    // The names are kept in step with the ring's node list (an add appends, a removal
+    // takes out the index core reports), not fetched again: a change to a 30,000-node
+    // ring fetched 30,000 strings (5 ms).
     add(name, weight = 1) {
       const h = this.#h;
-      guard(() => h.add(text(name, 'a node name'), weightOf(name, weight)));
-      this.#names = h.names();
+      const n = text(name, 'a node name');
+      guard(() => h.add(n, weightOf(name, weight)));
+      this.#names.push(n);
       return this;
     }
 
     remove(name) {
       const h = this.#h;
-      h.remove(text(name, 'a node name'));
-      this.#names = h.names();
+      this.#names.splice(h.remove(text(name, 'a node name')), 1);
       return this;
     }
 
