@@ -949,9 +949,16 @@ fn order_ties_at<O: OwnerInt>(
 /// place: (point, node index) order, as a build sorts. Every owner of `new` fits in `O`.
 fn merge_points<O: OwnerInt>(points: &mut Vec<u64>, owners: &mut Vec<O>, new: &[(u64, u32)]) {
     let old = points.len();
-    // Exactly: a leaf grown by doubling would hold up to twice the memory it needs.
-    points.reserve_exact(new.len());
-    owners.reserve_exact(new.len());
+    // By a sixteenth at least, not by doubling (a leaf grown by doubling would hold up to
+    // twice the memory it needs), nor exactly (1000 adds to one array then copied it 1000
+    // times: 142 -> 225 ms from an empty ring to 1000 x 160).
+    let grow = new.len().max(old / 16);
+    if points.capacity() - old < new.len() {
+        points.reserve_exact(grow);
+    }
+    if owners.capacity() - owners.len() < new.len() {
+        owners.reserve_exact(grow);
+    }
     points.resize(old + new.len(), 0);
     owners.resize(old + new.len(), O::default());
     let (mut a, mut b, mut w) = (old, new.len(), old + new.len());
