@@ -114,7 +114,13 @@ impl Leaf {
             seen += 1;
         }
         apply(&mut table[from..], seen);
+        // `changed` are the points that came or went: the index then ends at the length.
+        // Should a caller's list ever disagree, a full pass rebuilds it rather than leave a
+        // lookup an index past its points.
         debug_assert_eq!(table[buckets] as usize, self.points.len());
+        if table.get(buckets).map(|&e| e as usize) != Some(self.points.len()) {
+            self.reindex(span);
+        }
     }
 
     #[inline]
