@@ -200,9 +200,10 @@ def adapt_js(doc: dict[str, Any]) -> dict[str, Any]:
     for c in doc.get("changes", []):
         rows.append({
             "id": f"{_slug(c['what'])}-wall", "group": "Ring change",
-            "what": f"Node {c['what']} (a rebuild: this package's .wasm has no in-place changes)",
+            "what": f"Node {c['what']} (native, in place)",
             "measure": "wall", "unit": "ns/call", "better": "lower", "keyroute": c["nsPerCall"],
-            "peer": None, "headline": False, "note": "target <= 1 ms",
+            "peer": None, "headline": False,
+            "note": "no target: renumbers every later node's points" if ".remove" in c["what"] else "target <= 1 ms",
         })
     size = doc.get("size")
     if size:

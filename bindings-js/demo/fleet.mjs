@@ -1,7 +1,7 @@
 // The demo's engine/profile switch: keyroute/fleet (its own .wasm) answers which node owns
 // a key, its candidates and where 20,000 sample keys go; the node list is read with core's
-// grammar (parseNodes of the main module). This file only draws the answers.
-import init, { parseNodes } from '../dist/web.mjs';
+// grammar (parseNodes, in the cluster module). This file only draws the answers.
+import init, { parseNodes, initCluster } from '../dist/web.mjs';
 import initFleet, { Router, ENGINES } from '../dist/fleet-web.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -80,6 +80,7 @@ function drawKey() {
 }
 
 await init();
+await initCluster();
 await initFleet();
 for (const name of ENGINES) {
   const o = document.createElement('option');

@@ -479,9 +479,10 @@ export function createApi(wasm, scripts, cluster) {
     return wasm.rawLiveHandles() + (c ? c.rawLiveHandles() : 0);
   }
 
-  // The cluster module's raw exports (RawSlotMap), for SlotMap.
-  function clusterWasm() {
-    return guard(() => cluster(true)) || fail('BUSY', 'SlotMap runs in the cluster module, which is not loaded yet: `await initCluster()` once first (browsers; Node loads it on first use)');
+  // The cluster module's raw exports (RawSlotMap, the node-list grammar), for SlotMap,
+  // ReshardPlan, parseNodes, parseWeights and Ring.fromSpec.
+  function clusterWasm(what = 'SlotMap') {
+    return guard(() => cluster(true)) || fail('BUSY', `${what} runs in the cluster module, which is not loaded yet: \`await initCluster()\` once first (browsers; Node loads it on first use)`);
   }
 
   // ---------------------------------------------------------------- ring
@@ -545,18 +546,23 @@ export function createApi(wasm, scripts, cluster) {
    * Parses a node list with core's grammar (`a`, `host:port`, `NAME=WEIGHT`,
    * `NAME WEIGHT`, twemproxy's `host:port:weight [alias]`; commas or lines, `#`
    * comments): [{name, weight, address}] (address: the host:port behind an alias, else
-   * null).
+   * null). It runs in the cluster module: browsers `await initCluster()` once first.
    */
   function parseNodes(spec) {
-    const p = wasm.rawParseNodes(text(spec, 'the node list'));
+    const source = text(spec, 'the node list');
+    const p = guard(() => clusterWasm('parseNodes').rawParseNodes(source));
     const out = [];
     for (let i = 0; i < p.length; i += 3) out.push({ name: p[i], weight: Number(p[i + 1]), address: p[i + 2] === '' ? null : p[i + 2] });
     return out;
   }
 
-  /** Parses target weights for SlotMap.plan (the node-list grammar, weight 0 drains): [[name, weight]]. */
+  /**
+   * Parses target weights for SlotMap.plan (the node-list grammar, weight 0 drains):
+   * [[name, weight]]. In the cluster module, as parseNodes.
+   */
   function parseWeights(spec) {
-    const p = wasm.rawParseWeights(text(spec, 'the weight list'));
+    const source = text(spec, 'the weight list');
+    const p = guard(() => clusterWasm('parseWeights').rawParseWeights(source));
     const out = [];
     for (let i = 0; i < p.length; i += 2) out.push([p[i], Number(p[i + 1])]);
     return out;
@@ -579,7 +585,7 @@ export function createApi(wasm, scripts, cluster) {
       this.#names = this.#raw.names();
     }
 
-    /** A ring from a node list in core's grammar (see parseNodes). */
+    /** A ring from a node list in core's grammar (see parseNodes: browsers `await initCluster()` once first). */
     static fromSpec(spec, options = {}) {
       return new Ring(parseNodes(spec), options);
     }

@@ -111,10 +111,11 @@ export interface NodeSpec {
  * Parses a node list with core's grammar: entries separated by commas or lines, `#`
  * comments; `name`, `host:port`, `[v6]:port`, `NAME=WEIGHT`, `NAME WEIGHT`, twemproxy's
  * `host:port:weight [alias]`. `X:N` where X does not look like a host is refused
- * (AMBIGUOUS_NODE_SPEC).
+ * (AMBIGUOUS_NODE_SPEC). The grammar runs in the cluster module: Node loads it on first
+ * use, browsers `await initCluster()` once first (else BUSY).
  */
 export function parseNodes(spec: string): NodeSpec[];
-/** Parses target weights for `SlotMap.plan` (the same grammar; weight 0 drains). */
+/** Parses target weights for `SlotMap.plan` (the same grammar, in the cluster module; weight 0 drains). */
 export function parseWeights(spec: string): [string, number][];
 
 export interface RingNode {
@@ -170,7 +171,7 @@ export interface RingDiff {
 
 export class Ring {
   constructor(nodes?: Nodes, options?: RingOptions);
-  /** A ring from a node list in core's grammar (see parseNodes). */
+  /** A ring from a node list in core's grammar (see parseNodes; browsers `await initCluster()` once first). */
   static fromSpec(spec: string, options?: RingOptions): Ring;
   readonly profile: ProfileName;
   readonly bits: 32 | 64;

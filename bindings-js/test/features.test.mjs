@@ -131,3 +131,19 @@ test('ownerOfHash: the owner of a circle position, as get() finds it for a key',
   }
   assert.equal(new Ring().ownerOfHash(0n), null);
 });
+
+test('native rings change in place, across leaves too: the ring a fresh build of the same nodes gives', () => {
+  // 1,700 x 160 = 272,000 points: past 262,144, where core cuts the circle into leaves.
+  const ring = new Ring(Array.from({ length: 1700 }, (_, i) => `node-${i}`));
+  ring.add('extra-a', 3).setWeight('node-5', 2).remove('node-9').add('extra-b').setWeight('extra-a', 1).setWeight('node-7', 4).remove('node-0');
+  const fresh = new Ring(ring.nodes().map((n) => [n.name, n.weight]));
+  const [a, b] = [ring.points(), fresh.points()];
+  assert.equal(a.positions.length, 1700 * 160 + 2 * 160 + 160 + 3 * 160 - 2 * 160);
+  assert.ok(Buffer.from(a.positions.buffer).equals(Buffer.from(b.positions.buffer)), 'positions differ');
+  assert.deepEqual(a.names, b.names);
+  assert.ok(Buffer.from(a.owners.buffer).equals(Buffer.from(b.owners.buffer)), 'owners differ');
+  const keys = Array.from({ length: 5000 }, (_, i) => `key-${i}`);
+  assert.deepEqual(ring.getMany(keys), fresh.getMany(keys));
+  ring.free();
+  fresh.free();
+});

@@ -36,7 +36,8 @@ test('npm pack → install in a temp project → require and import', () => {
       const out = { owner: ring.get('test'), slot: kr.keySlot('foo{}{bar}'), slots: Array.from(kr.keySlots(['foo', 'bar'])),
         pick: (() => { const p = new kr.Pool(); p.seed(['b', 'a']); return p.pick(); })(), script: kr.LEAST_USED_SCRIPT.length > 0,
         // The cluster module loads on first use in Node.
-        cluster: (() => { const m = new kr.SlotMap(); m.addMaster('10.0.0.1:7000'); m.assign(0, 16383, 0); return m.nodeForKey('foo').address; })() };
+        cluster: (() => { const m = new kr.SlotMap(); m.addMaster('10.0.0.1:7000'); m.assign(0, 16383, 0); return m.nodeForKey('foo').address; })(),
+        spec: kr.parseNodes('a=2,b').map((n) => n.name + ':' + n.weight).join(',') };
       ring.free();
       console.log(JSON.stringify(out));`);
     writeFileSync(join(proj, 'esm.mjs'), `
@@ -47,7 +48,8 @@ test('npm pack → install in a temp project → require and import', () => {
       const ring = new Ring({ '127.0.0.1:11211': 600, '127.0.0.1:11212': 400 }, { profile: 'libketama' });
       const p = new Pool(); p.seed(['b', 'a']);
       const m = new SlotMap(); m.addMaster('10.0.0.1:7000'); m.assign(0, 16383, 0);
-      console.log(JSON.stringify({ owner: ring.get('test'), slot: keySlot('foo{}{bar}'), slots: Array.from(keySlots(['foo', 'bar'])), pick: p.pick(), script: LEAST_USED_SCRIPT.length > 0, cluster: m.nodeForKey('foo').address }));`);
+      const spec = cjsView.parseNodes('a=2,b').map((n) => n.name + ':' + n.weight).join(',');
+      console.log(JSON.stringify({ owner: ring.get('test'), slot: keySlot('foo{}{bar}'), slots: Array.from(keySlots(['foo', 'bar'])), pick: p.pick(), script: LEAST_USED_SCRIPT.length > 0, cluster: m.nodeForKey('foo').address, spec }));`);
     // The browser entry is a plain ES module loading the .wasm next to it: check it in Node by initSync.
     writeFileSync(join(proj, 'web.mjs'), `
       import { readFileSync } from 'node:fs';
@@ -61,15 +63,18 @@ test('npm pack → install in a temp project → require and import', () => {
       // SlotMap runs in the cluster module, which a browser fetches only with initCluster.
       let before;
       try { new web.SlotMap(); before = 'made'; } catch (e) { before = e.code; }
+      // So does the node-list grammar (parseNodes, parseWeights, Ring.fromSpec).
+      let specBefore;
+      try { web.parseNodes('a=2,b'); specBefore = 'parsed'; } catch (e) { specBefore = e.code; }
       const handles = web.liveHandles();
       web.initClusterSync(readFileSync(dir + 'dist/cluster-web/keyroute_cluster_bg.wasm'));
       const m = new web.SlotMap(); m.addMaster('10.0.0.1:7000'); m.assign(0, 16383, 0);
       if (web.liveHandles() !== handles + 1) throw new Error('liveHandles does not count the slot map');
-      console.log(JSON.stringify({ owner: ring.get('test'), slot: web.keySlot('foo{}{bar}'), slots: Array.from(web.keySlots(['foo', 'bar'])), pick: p.pick(), script: web.LEAST_USED_SCRIPT.length > 0, cluster: before + ' ' + m.nodeForKey('foo').address }));`);
-    const want = { owner: '127.0.0.1:11211', slot: 8363, slots: [12182, 5061], pick: 'a', script: true, cluster: '10.0.0.1:7000' };
+      console.log(JSON.stringify({ owner: ring.get('test'), slot: web.keySlot('foo{}{bar}'), slots: Array.from(web.keySlots(['foo', 'bar'])), pick: p.pick(), script: web.LEAST_USED_SCRIPT.length > 0, cluster: before + ' ' + m.nodeForKey('foo').address, spec: specBefore + ' ' + web.parseNodes('a=2,b').map((n) => n.name + ':' + n.weight).join(',') }));`);
+    const want = { owner: '127.0.0.1:11211', slot: 8363, slots: [12182, 5061], pick: 'a', script: true, cluster: '10.0.0.1:7000', spec: 'a:2,b:1' };
     for (const f of ['cjs.cjs', 'esm.mjs', 'web.mjs']) {
       const got = JSON.parse(execFileSync(process.execPath, [f], { cwd: proj, encoding: 'utf8' }));
-      assert.deepEqual(got, f === 'web.mjs' ? { ...want, cluster: `BUSY ${want.cluster}` } : want, f);
+      assert.deepEqual(got, f === 'web.mjs' ? { ...want, cluster: `BUSY ${want.cluster}`, spec: `BUSY ${want.spec}` } : want, f);
     }
     const pj = JSON.parse(readFileSync(join(proj, 'node_modules', 'keyroute', 'package.json'), 'utf8'));
     assert.equal(pj.exports['.'].node.require.types, './dist/index.d.ts');

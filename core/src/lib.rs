@@ -29,7 +29,7 @@
 //! | `std` | yes | `alloc`, and nothing else (`core::error::Error` is implemented without it) |
 //! | `serde` | no | `Serialize`/`Deserialize` (serde without std): rings as specs ([`ring::RingSpec`]: profile, options, nodes), slot maps, resharding plans; shapes below |
 //! | `small-crc16` | no | the CRC16 tables of [`slot`] are filled on first use instead of stored in the binary (8 KiB smaller; the JavaScript package uses it) |
-//! | `small-sort` | no | ring builds sort their points with a compact radix sort instead of `sort_unstable`: the same rings, less code, faster in WebAssembly, slower natively (the JavaScript package uses it) |
+//! | `small-sort` | no | the size-minded ring (the JavaScript package uses it): builds sort with a compact radix sort instead of `sort_unstable`, owners are stored in 32 bits, and the ketama family's changes rebuild. The same rings, less code, faster builds in WebAssembly, slower natively, 2 bytes per point more |
 //!
 //! ## serde
 //!

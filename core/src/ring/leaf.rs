@@ -184,6 +184,49 @@ impl Leaf {
     }
 }
 
+/// A walk over one array of every leaf in circle order (the positions, or the owners):
+/// `open` gives a leaf's iterator, and the walk goes on to the next leaf when one ends.
+/// [`PositionsIter`](super::PositionsIter) and [`OwnersIter`](super::OwnersIter) are
+/// walks.
+#[derive(Debug, Clone)]
+pub(crate) struct Walk<'a, I> {
+    leaves: core::slice::Iter<'a, Leaf>,
+    leaf: I,
+    open: fn(&'a Leaf) -> I,
+    left: usize,
+}
+
+impl<'a, I: Iterator + Default> Walk<'a, I> {
+    /// A walk over `leaves`, which hold `len` points in all.
+    pub(crate) fn new(leaves: &'a [Leaf], len: usize, open: fn(&'a Leaf) -> I) -> Self {
+        Walk {
+            leaves: leaves.iter(),
+            leaf: I::default(),
+            open,
+            left: len,
+        }
+    }
+}
+
+impl<I: Iterator> Iterator for Walk<'_, I> {
+    type Item = I::Item;
+
+    #[inline]
+    fn next(&mut self) -> Option<I::Item> {
+        loop {
+            if let Some(x) = self.leaf.next() {
+                self.left -= 1;
+                return Some(x);
+            }
+            self.leaf = (self.open)(self.leaves.next()?);
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
 /// Buckets with at most this many points are scanned branch-free; fuller ones (2–18% of
 /// lookups: there are 1.5–3 points per bucket on average) take a binary search. With a
 /// bucket per 0.5–1 point, 2 beat 4 by a third on lookups; with 1.5–3 points per bucket,

@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 
 use super::index::Circle;
-use super::leaf::Leaf;
+use super::leaf::{Leaf, Walk};
 
 /// The sorted positions of a ring's points, clockwise from 0 (32-bit profiles use values
 /// below 2³²). Large rings keep them in leaves of a few thousand points, so this is a
@@ -45,11 +45,8 @@ impl<'a> Positions<'a> {
 
     /// The positions in order.
     pub fn iter(&self) -> PositionsIter<'a> {
-        PositionsIter {
-            leaves: self.0.leaves().iter(),
-            leaf: [].iter(),
-            left: self.0.len(),
-        }
+        let open: fn(&'a Leaf) -> _ = |leaf| leaf.points.iter().copied();
+        PositionsIter(Walk::new(self.0.leaves(), self.0.len(), open))
     }
 
     /// The positions as a vector.
@@ -105,28 +102,18 @@ impl<'a> IntoIterator for Positions<'a> {
 
 /// The iterator of [`Positions::iter`].
 #[derive(Debug, Clone)]
-pub struct PositionsIter<'a> {
-    leaves: core::slice::Iter<'a, Leaf>,
-    leaf: core::slice::Iter<'a, u64>,
-    left: usize,
-}
+pub struct PositionsIter<'a>(Walk<'a, core::iter::Copied<core::slice::Iter<'a, u64>>>);
 
 impl Iterator for PositionsIter<'_> {
     type Item = u64;
 
     #[inline]
     fn next(&mut self) -> Option<u64> {
-        loop {
-            if let Some(&p) = self.leaf.next() {
-                self.left -= 1;
-                return Some(p);
-            }
-            self.leaf = self.leaves.next()?.points.iter();
-        }
+        self.0.next()
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
+        self.0.size_hint()
     }
 }
 
