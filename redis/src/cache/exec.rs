@@ -16,7 +16,21 @@ use crate::script::NOSCRIPT_ROUNDS;
 /// ```
 pub fn evalsha(call: &Call<'_>) -> Cmd {
     let mut cmd = redis::cmd("EVALSHA");
-    cmd.arg(call.script.sha1()).arg(call.keys.len());
+    cmd.arg(call.script.sha1());
+    with_keys_and_args(cmd, call)
+}
+
+/// `EVAL text numkeys keys... args...` of `call`: runs on whichever node it reaches and
+/// caches the script there.
+pub(crate) fn eval_text(call: &Call<'_>) -> Cmd {
+    let mut cmd = redis::cmd("EVAL");
+    cmd.arg(call.script.text());
+    with_keys_and_args(cmd, call)
+}
+
+/// `cmd` with `numkeys keys... args...` of `call`.
+fn with_keys_and_args(mut cmd: Cmd, call: &Call<'_>) -> Cmd {
+    cmd.arg(call.keys.len());
     for key in &call.keys {
         cmd.arg(&key[..]);
     }

@@ -9,7 +9,7 @@ use keyroute::cache::{Call, Notify, Value, CACHE_SCRIPTS};
 use keyroute::slot::{key_slot, Address};
 use redis::FromRedisValue;
 
-use super::exec::{eval, evalsha, to_value};
+use super::exec::{eval, eval_text, evalsha, to_value};
 use super::wakeup::Wakeups;
 use crate::cluster::{ClusterClient, ClusterConfig};
 use crate::conn::{connect, open_addr, parse_seed, redact, Timeouts};
@@ -319,7 +319,7 @@ fn load_everywhere(client: &ClusterClient, timeouts: Timeouts) -> Result<()> {
 
 fn eval_cluster(client: &mut ClusterClient, call: &Call<'_>, timeouts: Timeouts) -> Result<Value> {
     let slot = call.keys.first().map_or(0, |k| key_slot(k));
-    let cmd = evalsha(call);
+    let mut cmd = evalsha(call);
     let mut rounds = 0;
     loop {
         match client.query_slot::<redis::Value>(slot, &cmd) {
@@ -327,10 +327,14 @@ fn eval_cluster(client: &mut ClusterClient, call: &Call<'_>, timeouts: Timeouts)
                 return to_value(v).map_err(|e| super::exec::server_error(call.script.name(), e))
             }
             Err(Error::Server { code, .. }) if code == "NOSCRIPT" && rounds < 3 => {
-                // A node that joined or restarted: load on every master and retry.
+                // A node that joined or restarted: load on every master and retry. Right
+                // after a failover the refreshed map may still name the old master, and
+                // the load miss the promoted replica that answered: the retry carries the
+                // script's text (EVAL runs and caches it on whichever node answers).
                 rounds += 1;
                 let _ = client.refresh();
                 load_everywhere(client, timeouts)?;
+                cmd = eval_text(call);
             }
             Err(e) => return Err(e),
         }
