@@ -38,7 +38,7 @@
 // grammar (parseNodes, parseWeights, Ring.fromSpec) moved to the cluster module (-3.7 KB),
 // this build stores owners in 32 bits only (every 16-bit arm compiles away: -1.0 KB), add
 // and remove share core's move_digests (-1.3 KB) and the many-leaves lookup is one call
-// rather than inlined into each lookup (-1.1 KB), while the ketama family's retune stays
+// rather than inlined into each lookup (-0.75 KB), while the ketama family's retune stays
 // out (+0.7 KB; its changes rebuild): 44,311 bytes. Dropping points by block copies
 // rather than one element at a time (a removal from a 30,000 x 160 ring 3.5 -> 0.9 ms
 // here) then cost 0.3 KB: 44,600 bytes. The budget is 44,820 (measured + 220 bytes, 0.5%;
