@@ -192,9 +192,9 @@ impl Ring {
 
     /// Brings the circle to the nodes' weights after node `i` changed (added, or given a
     /// new weight): in `native` only its digests between `was` (what it had; unused by
-    /// the other profiles) and what its weight gives now are hashed; in the ketama family those of every node whose count
-    /// moved from `before` (each node's count before the change, for a retune); else a
-    /// rebuild. The caller undoes its change on error.
+    /// the other profiles) and what its weight gives now are hashed; in the ketama family
+    /// those of every node whose count moved from `before` (each node's count before the
+    /// change, for a retune); else a rebuild. The caller undoes its change on error.
     fn reshape(&mut self, i: usize, was: u64, before: &[u64]) -> Result<(), RingError> {
         if self.incremental() {
             let now = self.digest_count(self.nodes[i].weight);
