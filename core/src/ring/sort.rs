@@ -101,7 +101,11 @@ pub(crate) fn sort_split<T: RadixKey + Ord>(
     // point (a MiB for a 160k-point ring) missed it on every item. Native 1000 x 160, side
     // by side: 5.3 -> 4.5 ms. The MD5 profiles' builds measured slower that way (6.9 ->
     // 9.0 ms, of which their MD5 is half), so they scatter by 2 bits more (a bucket per
-    // 0.5-1 item) and the index takes every fourth bucket end.
+    // 0.5-1 item) and the index takes every fourth bucket end. Larger rings take two
+    // passes (`sort_split_two_level`), both profiles by 2 bits more than the index.
+    if (log + 2).min(bits) >= TOP_BITS + 4 {
+        return sort_split_two_level(v, split, log, (log + 2).min(bits), bits);
+    }
     let sort_log = if bits == 64 { log } else { (log + 2).min(bits) };
     let shift = 64 - sort_log;
     let sort_buckets = 1usize << sort_log;
@@ -163,6 +167,124 @@ pub(crate) fn sort_split<T: RadixKey + Ord>(
     let mut table: Vec<u32> = Vec::with_capacity(buckets + 1);
     table.push(0);
     table.extend((1..=buckets).map(|b| ends[b * step - 1]));
+    (points, owners, Some(table))
+}
+
+/// How many top bits [`sort_split_two_level`]'s first pass scatters by.
+const TOP_BITS: u32 = 8;
+
+/// [`sort_split`] for rings of about 1,500 points or more, in two passes that each stay in cache.
+/// Pass 1 scatters the items by their key's top [`TOP_BITS`] bits straight into the two arrays (256
+/// runs, each written in order). Pass 2 copies each run out (a few hundred items: in L1), scatters
+/// it back by its next bits and insertion-sorts it there. In all it buckets by `sort_log` bits
+/// (0.4-0.8 item a bucket), so the insertion sort rarely moves an item. The one-pass scatter in
+/// [`sort_split`] wrote each item to a random place in two arrays of a few MiB, with buckets of
+/// 1.5-3 items. Native 1000 x 160 (`bench/benches/ring.rs`, side by side, four runs alternating):
+/// 2.96-3.29 ms -> 2.60-2.76 ms. Bucketing by one bit less measured slower (2.99-3.18 ms): the
+/// insertion sort then moves more; a first pass into a scratch copy of the entries instead of the
+/// two arrays measured 4.6-5.3 ms (the copy's fresh pages faulted in on every build).
+fn sort_split_two_level<T: RadixKey + Ord>(
+    v: Vec<T>,
+    split: impl Fn(T) -> (u64, u32),
+    log: u32,
+    sort_log: u32,
+    bits: u32,
+) -> (Vec<u64>, Vec<u32>, Option<Vec<u32>>) {
+    let n = v.len();
+    debug_assert!(sort_log >= TOP_BITS + 2 && sort_log > log && n > 0);
+    // Pass 1: by the top bits into `mid`, run `h` at starts[h]..starts[h + 1].
+    let top_shift = 64 - TOP_BITS;
+    let mut starts = [0u32; (1 << TOP_BITS) + 1];
+    for x in v.iter() {
+        starts[(x.key() >> top_shift) as usize + 1] += 1;
+    }
+    for h in 1..starts.len() {
+        starts[h] += starts[h - 1];
+    }
+    // Filled in order first (fresh zero pages would fault in the scatter's order).
+    let mut points: Vec<u64> = Vec::with_capacity(n);
+    points.resize(n, 1);
+    let mut owners: Vec<u32> = Vec::with_capacity(n);
+    owners.resize(n, 1);
+    let mut at = starts;
+    for &x in v.iter() {
+        let h = (x.key() >> top_shift) as usize;
+        let i = at[h] as usize;
+        (points[i], owners[i]) = split(x);
+        at[h] += 1;
+    }
+    drop(v);
+    // Pass 2: each run, copied out, by its next `low_bits` bits back into its stretch.
+    let low_bits = sort_log - TOP_BITS;
+    let low_shift = 64 - sort_log;
+    let low_mask = (1u64 << low_bits) - 1;
+    // The pairs' keys: the points' top bits sit at the top of a native point, and at bit
+    // 31 of an MD5 one (`bits` 32).
+    let point_shift = if bits == 64 { 0 } else { 32 };
+    let bucket_of = |p: u64| (((p << point_shift) >> low_shift) & low_mask) as usize;
+    // Index bucket b = sort bucket b * step: table[b] is where the sort bucket starts.
+    let step_log = sort_log - log;
+    let buckets = 1usize << log;
+    let mut table: Vec<u32> = alloc::vec![0; buckets + 1];
+    table[buckets] = n as u32;
+    let mut ends = alloc::vec![0u32; (1usize << low_bits) + 1];
+    let mut run: Vec<(u64, u32)> = Vec::new();
+    for h in 0..1usize << TOP_BITS {
+        let (from, to) = (starts[h] as usize, starts[h + 1] as usize);
+        let (ps, os) = (&mut points[from..to], &mut owners[from..to]);
+        run.clear();
+        run.extend(ps.iter().copied().zip(os.iter().copied()));
+        ends.fill(0);
+        for &(p, _) in &run {
+            ends[bucket_of(p) + 1] += 1;
+        }
+        let mut fullest = 0;
+        for b in 1..ends.len() {
+            fullest = fullest.max(ends[b]);
+            ends[b] += ends[b - 1];
+        }
+        // ends[b] is where sort bucket b of this run starts (relative to `from`).
+        let first_bucket = h << (low_bits - step_log);
+        for (i, t) in table[first_bucket..first_bucket + (1 << (low_bits - step_log))]
+            .iter_mut()
+            .enumerate()
+        {
+            *t = (from + ends[i << step_log] as usize) as u32;
+        }
+        for &(p, o) in &run {
+            let b = bucket_of(p);
+            let i = ends[b] as usize;
+            (ps[i], os[i]) = (p, o);
+            ends[b] += 1;
+        }
+        if fullest <= 32 {
+            insertion_sort_pairs(ps, os);
+        } else {
+            let mut start = 0;
+            for &end in &ends[..1 << low_bits] {
+                let end = end as usize;
+                match end - start {
+                    0 | 1 => {}
+                    2..=16 => insertion_sort_pairs(&mut ps[start..end], &mut os[start..end]),
+                    _ => {
+                        run.clear();
+                        run.extend(
+                            ps[start..end]
+                                .iter()
+                                .copied()
+                                .zip(os[start..end].iter().copied()),
+                        );
+                        run.sort_unstable();
+                        for (i, (p, o)) in run.iter().enumerate() {
+                            ps[start + i] = *p;
+                            os[start + i] = *o;
+                        }
+                    }
+                }
+                start = end;
+            }
+        }
+    }
     (points, owners, Some(table))
 }
 
