@@ -560,6 +560,10 @@ impl Ring {
         let mut hashes = [0u64; GROUP];
         // MD5 profiles hash a group's short keys together (md5_many.rs).
         let many = self.profile.hash() == PointHash::Md5 && Md5Path::selected() != Md5Path::Scalar;
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        let sip8 = self.profile.hash() == PointHash::SipHash13 && sip_many::simd::available();
+        #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+        let sip8 = false;
         loop {
             let mut n = 0;
             if many {
@@ -572,6 +576,31 @@ impl Ring {
                     n += 1;
                 }
                 batch.finish(|i, a| hashes[i] = u64::from(a));
+            } else if sip8 {
+                // Native keys sixteen at a time (sip_many::simd::keys16).
+                #[cfg(all(target_arch = "x86_64", not(miri)))]
+                while n < GROUP {
+                    let mut held: [Option<K>; 16] = [const { None }; 16];
+                    let mut m = 0;
+                    for (slot, k) in held.iter_mut().zip(keys.by_ref()) {
+                        *slot = Some(k);
+                        m += 1;
+                    }
+                    if m == 0 {
+                        break;
+                    }
+                    let ks: [&[u8]; 16] = held
+                        .each_ref()
+                        .map(|k| k.as_ref().map_or(&[][..], K::as_ref));
+                    let mut h16 = [0u64; 16];
+                    // SAFETY: `sip8` holds only where the CPU has AVX-512F.
+                    unsafe { sip_many::simd::keys16(&ks, &mut h16) };
+                    hashes[n..n + m].copy_from_slice(&h16[..m]);
+                    n += m;
+                    if m < 16 {
+                        break;
+                    }
+                }
             } else {
                 for (h, k) in hashes.iter_mut().zip(keys.by_ref()) {
                     *h = self.hash_key(k.as_ref());

@@ -96,7 +96,6 @@ pub(crate) fn sip_hasher() -> SipHasher13 {
 #[inline(always)]
 fn sip13_key(msg: &[u8]) -> u64 {
     let mut v = sip_start();
-    let len = msg.len();
     // Blocks split off as arrays (a load each), not `chunks_exact` and `copy_from_slice`,
     // which size-optimised builds (the .wasm) leave as calls.
     let mut blocks = msg;
@@ -104,18 +103,22 @@ fn sip13_key(msg: &[u8]) -> u64 {
         sip_compress(&mut v, u64::from_le_bytes(*block));
         blocks = more;
     }
-    let rest = blocks.len();
+    sip_finish(v, sip_last_word(msg))
+}
+
+/// SipHash's last word of `msg`: its length in the top byte, its last `len % 8` bytes
+/// (after the whole 8-byte blocks) below, little-endian.
+#[inline(always)]
+pub(crate) fn sip_last_word(msg: &[u8]) -> u64 {
+    let rest = msg.len() % 8;
     let tail = if let Some(last) = msg.last_chunk::<8>() {
         // The last 8 bytes end with the `rest` tail bytes: keep those (none when rest = 0).
         (u64::from_le_bytes(*last) >> 1) >> (63 - 8 * rest as u32)
     } else {
         // A key of fewer than 8 bytes.
-        blocks
-            .iter()
-            .rev()
-            .fold(0u64, |t, &b| (t << 8) | u64::from(b))
+        msg.iter().rev().fold(0u64, |t, &b| (t << 8) | u64::from(b))
     };
-    sip_finish(v, ((len as u64) << 56) | tail)
+    ((msg.len() as u64) << 56) | tail
 }
 
 /// SipHash-1-3's compression of one message word.
