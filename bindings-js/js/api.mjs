@@ -334,50 +334,40 @@ export function createApi(wasm, scripts, cluster) {
     return data.length;
   }
 
-  // Writes `keys` into kb; returns their length in bytes.
+  // Writes `keys` into kb; returns their length in bytes. The loops over the keys are
+  // functions of their own (stringChars, readChunk): small and always given the same
+  // types, V8 optimizes them once and keeps them so. In one function with the rest of
+  // this, V8 optimized it in the middle of the first call, before every path had run,
+  // and threw the code out again on each new path (three times in a run of
+  // bench/bench.mjs, node --trace-deopt; none since).
   function keysInto(kb, keys, what) {
     if (isPacked(keys)) return packedInto(kb, keys, what);
     keys = list(keys, what);
     const n = keys.length;
     // Sizes first: nothing is allocated for a batch above the limits.
-    let chars = 0;
-    for (let i = 0; i < n; i++) {
-      const k = keys[i];
-      if (typeof k === 'string') {
-        if (k.length > LIMITS.keyBytes) tooLargeKey(k.length, `${what}[${i}]`);
-        chars += k.length;
-      }
-    }
+    const chars = stringChars(keys, n, what);
     kb.n = n;
     keyRoom(kb, Math.min(chars, LIMITS.batchBytes + 1));
     let off = 0;
     // Each key is read once below (a getter may answer differently each time): a chunk's
-    // strings are concatenated as they are read (`s`: V8 flattens it once, in encodeInto),
-    // with their end offsets in characters (`chunkEnds`, copied into wasm memory after
-    // the reads, since a getter that calls keyroute may grow the memory and detach the
-    // views). A chunk that encodes to as many bytes as it has characters is ASCII: its
-    // character offsets are its byte offsets. Otherwise its keys are cut back out of `s`
-    // and written one at a time, and from a key that is not a string on, the chunk's
-    // keys are read and written one at a time. (Keeping each chunk's keys in an array to
-    // write again, as before, cost 3 ns per key; joining that array instead of
-    // concatenating measured 12 ns per key slower in the benchmark's process.)
+    // strings are concatenated as they are read (readChunk: V8 flattens the string once,
+    // in encodeInto), with their end offsets in characters (`chunkEnds`, copied into wasm
+    // memory after the reads, since a getter that calls keyroute may grow the memory and
+    // detach the views). A chunk that encodes to as many bytes as it has characters is
+    // ASCII: its character offsets are its byte offsets. Otherwise its keys are cut back
+    // out of the string and written one at a time, and from a key that is not a string
+    // on, the chunk's keys are read and written one at a time. (Keeping each chunk's keys
+    // in an array to write again, as before, cost 3 ns per key; joining that array
+    // instead of concatenating is 3 times slower on keys V8 has interned, as a Map or an
+    // object property makes them.)
     const chunkEnds = new Uint32Array(Math.min(n, CHUNK));
     for (let i = 0; i < n; i += CHUNK) {
       const m = Math.min(CHUNK, n - i);
-      let s = '';
-      let end = off;
-      let j = 0;
-      let odd;
-      for (; j < m; j++) {
-        const k = keys[i + j];
-        if (typeof k !== 'string') {
-          odd = k;
-          break;
-        }
-        s += k;
-        end += k.length;
-        chunkEnds[j] = end;
-      }
+      const s = readChunk(keys, i, m, off, chunkEnds);
+      let j = readCount;
+      const end = readEnd;
+      const odd = readOdd;
+      readOdd = undefined;
       if (kb.ends.length !== n) keyViews(kb); // a getter grew the memory
       if (j === m) {
         keyNeed(kb, end);
@@ -400,6 +390,42 @@ export function createApi(wasm, scripts, cluster) {
       }
     }
     return off;
+  }
+  // The characters of a list's string keys, each checked against the size limit.
+  function stringChars(keys, n, what) {
+    let chars = 0;
+    for (let i = 0; i < n; i++) {
+      const k = keys[i];
+      if (typeof k === 'string') {
+        if (k.length > LIMITS.keyBytes) tooLargeKey(k.length, `${what}[${i}]`);
+        chars += k.length;
+      }
+    }
+    return chars;
+  }
+  // Reads keys[i..i + m) while they are strings: returns them concatenated, with the end
+  // of each (in characters, counted on from `end`) in chunkEnds. How many it read is left
+  // in readCount, the last end in readEnd, and the first key that is not a string, if it
+  // met one, in readOdd.
+  let readCount = 0;
+  let readEnd = 0;
+  let readOdd;
+  function readChunk(keys, i, m, end, chunkEnds) {
+    let s = '';
+    let j = 0;
+    for (; j < m; j++) {
+      const k = keys[i + j];
+      if (typeof k !== 'string') {
+        readOdd = k;
+        break;
+      }
+      s += k;
+      end += k.length;
+      chunkEnds[j] = end;
+    }
+    readCount = j;
+    readEnd = end;
+    return s;
   }
   // One key of a list at byte `off`; returns its end.
   function keyInto(kb, off, k, what, i) {
