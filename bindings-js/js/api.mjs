@@ -406,7 +406,9 @@ export function createApi(wasm, scripts, cluster) {
   // Reads keys[i..i + m) while they are strings: returns them concatenated, with the end
   // of each (in characters, counted on from `end`) in chunkEnds. How many it read is left
   // in readCount, the last end in readEnd, and the first key that is not a string, if it
-  // met one, in readOdd.
+  // met one, in readOdd. (A getter that calls keyroute runs a nested readChunk: the two
+  // counts are set after the loop, and keysInto takes readOdd and clears it right after
+  // each call, so a nested call leaves nothing behind.)
   let readCount = 0;
   let readEnd = 0;
   let readOdd;
