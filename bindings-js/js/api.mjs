@@ -334,32 +334,44 @@ export function createApi(wasm, scripts, cluster) {
     return data.length;
   }
 
+  // Batches are sized as their keys are read, up to SIZED bytes: a batch that passes it
+  // (or meets a key that is not a string, or one too long to join) has the rest of its
+  // string keys measured before its buffer grows further, so that a batch above the limit
+  // is refused before the wasm memory grows for it (by at most 2 * SIZED). Measuring every
+  // batch first was a second pass over the keys: 3 ns of 41 per key in bench/bench.mjs
+  // (getManyIndexes of 100k string keys), as the strings were no longer in the CPU's caches.
+  const SIZED = 1 << 24;
+  // The longest join of one chunk's keys (V8's strings end below 2^29 characters): a key
+  // that would take it past is written on its own.
+  const JOINED = 1 << 27;
+
   // Writes `keys` into kb; returns their length in bytes. The loops over the keys are
-  // functions of their own (stringChars, readChunk): small and always given the same
-  // types, V8 optimizes them once and keeps them so. In one function with the rest of
-  // this, V8 optimized it in the middle of the first call, before every path had run,
-  // and threw the code out again on each new path (three times in a run of
-  // bench/bench.mjs, node --trace-deopt; none since).
+  // functions of their own (readChunk, restChars): small and always given the same types,
+  // V8 optimizes them once and keeps them so. In one function with the rest of this, V8
+  // optimized it in the middle of the first call, before every path had run, and threw
+  // the code out again on each new path (three times in a run of bench/bench.mjs, node
+  // --trace-deopt; none since).
   function keysInto(kb, keys, what) {
     if (isPacked(keys)) return packedInto(kb, keys, what);
     keys = list(keys, what);
     const n = keys.length;
-    // Sizes first: nothing is allocated for a batch above the limits.
-    const chars = stringChars(keys, n, what);
+    // The count is checked (list); the bytes as they are read.
     kb.n = n;
-    keyRoom(kb, Math.min(chars, LIMITS.batchBytes + 1));
+    keyRoom(kb, Math.max(kb.cap, Math.min(16 * n, SIZED)));
     let off = 0;
-    // Each key is read once below (a getter may answer differently each time): a chunk's
-    // strings are concatenated as they are read (readChunk: V8 flattens the string once,
-    // in encodeInto), with their end offsets in characters (`chunkEnds`, copied into wasm
-    // memory after the reads, since a getter that calls keyroute may grow the memory and
-    // detach the views). A chunk that encodes to as many bytes as it has characters is
-    // ASCII: its character offsets are its byte offsets. Otherwise its keys are cut back
-    // out of the string and written one at a time, and from a key that is not a string
-    // on, the chunk's keys are read and written one at a time. (Keeping each chunk's keys
-    // in an array to write again, as before, cost 3 ns per key; joining that array
-    // instead of concatenating is 3 times slower on keys V8 has interned, as a Map or an
-    // object property makes them.)
+    let measured = false;
+    // Each key is read once below (a getter may answer differently each time), but for
+    // the rest of a batch that is measured first: a chunk's strings are concatenated as
+    // they are read (readChunk: V8 flattens the string once, in encodeInto), with their
+    // end offsets in characters (`chunkEnds`, copied into wasm memory after the reads,
+    // since a getter that calls keyroute may grow the memory and detach the views). A
+    // chunk that encodes to as many bytes as it has characters is ASCII: its character
+    // offsets are its byte offsets. Otherwise its keys are cut back out of the string and
+    // written one at a time, and from a key that is not a string (or too long to join) on,
+    // the chunk's keys are read and written one at a time. (Keeping each chunk's keys in
+    // an array to write again, as before, cost 3 ns per key; joining that array instead
+    // of concatenating is 3 times slower on keys V8 has interned, as a Map or an object
+    // property makes them: Array.prototype.join then builds a two-byte string.)
     const chunkEnds = new Uint32Array(Math.min(n, CHUNK));
     for (let i = 0; i < n; i += CHUNK) {
       const m = Math.min(CHUNK, n - i);
@@ -368,6 +380,11 @@ export function createApi(wasm, scripts, cluster) {
       const end = readEnd;
       const odd = readOdd;
       readOdd = undefined;
+      if (!measured && (end > SIZED || j < m)) {
+        measured = true;
+        const oddChars = j < m && typeof odd === 'string' ? odd.length : 0;
+        if (restChars(keys, i + Math.min(j + 1, m), n, end + oddChars) > LIMITS.batchBytes) tooManyBytes();
+      }
       if (kb.ends.length !== n) keyViews(kb); // a getter grew the memory
       if (j === m) {
         keyNeed(kb, end);
@@ -391,33 +408,31 @@ export function createApi(wasm, scripts, cluster) {
     }
     return off;
   }
-  // The characters of a list's string keys, each checked against the size limit.
-  function stringChars(keys, n, what) {
-    let chars = 0;
-    for (let i = 0; i < n; i++) {
+  // `chars` and the characters of the string keys of keys[from..n): the fewest bytes
+  // they take.
+  function restChars(keys, from, n, chars) {
+    for (let i = from; i < n; i++) {
       const k = keys[i];
-      if (typeof k === 'string') {
-        if (k.length > LIMITS.keyBytes) tooLargeKey(k.length, `${what}[${i}]`);
-        chars += k.length;
-      }
+      if (typeof k === 'string') chars += k.length;
     }
     return chars;
   }
-  // Reads keys[i..i + m) while they are strings: returns them concatenated, with the end
-  // of each (in characters, counted on from `end`) in chunkEnds. How many it read is left
-  // in readCount, the last end in readEnd, and the first key that is not a string, if it
-  // met one, in readOdd. (A getter that calls keyroute runs a nested readChunk: the two
-  // counts are set after the loop, and keysInto takes readOdd and clears it right after
-  // each call, so a nested call leaves nothing behind.)
+  // Reads keys[i..i + m) while they are strings that fit the join: returns them
+  // concatenated, with the end of each (in characters, counted on from `end`) in
+  // chunkEnds. How many it read is left in readCount, the last end in readEnd, and the key
+  // it stopped at, if any, in readOdd. (A getter that calls keyroute runs a nested
+  // readChunk: the two counts are set after the loop, and keysInto takes readOdd and
+  // clears it right after each call, so a nested call leaves nothing behind.)
   let readCount = 0;
   let readEnd = 0;
   let readOdd;
   function readChunk(keys, i, m, end, chunkEnds) {
     let s = '';
+    const first = end + JOINED;
     let j = 0;
     for (; j < m; j++) {
       const k = keys[i + j];
-      if (typeof k !== 'string') {
+      if (typeof k !== 'string' || end + k.length > first) {
         readOdd = k;
         break;
       }

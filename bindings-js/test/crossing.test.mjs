@@ -120,9 +120,22 @@ test('a chunk with a byte key or a non-string among its strings, and a getter th
   const want = keys.map((k) => ring.names.indexOf(ring.get(k)));
   assert.deepEqual(Array.from(ring.getManyIndexes(keys)), want);
   assert.deepEqual(Array.from(keySlots(keys)), keys.map((k) => keySlot(k)));
-  // The size pass reads a short key, the write pass a long one: the buffer grows and the
-  // answer is that of the key written.
+  // A batch of strings reads each key once.
+  const plain = Array.from({ length: 5000 }, (_, i) => `k${i}`);
+  let plainReads = 0;
+  Object.defineProperty(plain, 4100, {
+    get() {
+      plainReads++;
+      return 'k4100';
+    },
+  });
+  assert.deepEqual(Array.from(ring.getManyIndexes(plain)), want.map((w, i) => (i === 10 || i === 4500 ? ring.names.indexOf(ring.get(plain[i])) : w)));
+  assert.equal(plainReads, 1, 'a batch of strings reads each key once');
+  // From a key that is not a string on, the rest of the batch is measured before it is
+  // written: the measuring read gets a short key, the writing read a long one. The buffer
+  // grows and the answer is that of the key written.
   const tricky = Array.from({ length: 5000 }, (_, i) => `k${i}`);
+  tricky[10] = new TextEncoder().encode('bytes-key');
   let reads = 0;
   const long = 'L'.repeat(100000);
   Object.defineProperty(tricky, 4100, {
@@ -135,7 +148,7 @@ test('a chunk with a byte key or a non-string among its strings, and a getter th
   assert.equal(got[4100], ring.names.indexOf(ring.get(long)));
   assert.equal(got[4099], ring.names.indexOf(ring.get('k4099')));
   assert.equal(got[4101], ring.names.indexOf(ring.get('k4101')));
-  assert.equal(reads, 2, 'one read to size the batch, one to write it');
+  assert.equal(reads, 2, 'one read to measure the rest of the batch, one to write it');
   assert.throws(() => ring.getManyIndexes(['a', 5, 'b']), (e) => e.code === 'BAD_TYPE');
 });
 
@@ -215,6 +228,16 @@ test('packed keys are checked as every entrance checks its input: the same codes
 
 test('string batches above the limits are refused before anything is allocated', () => {
   refuses(() => keySlots(['a'.repeat(1 << 28), 'b'.repeat(1 << 28), 'c'.repeat(1 << 28), 'd'.repeat(1 << 28), 'e']), 'TOO_LARGE', /1 GiB/);
+  // Many keys, none large: the batch passes 16 MiB in its first chunk and the rest is
+  // measured before its buffer grows (70,000 keys of 16 KiB: 1.07 GiB).
+  refuses(() => keySlots(new Array(70000).fill('k'.repeat(1 << 14))), 'TOO_LARGE', /1 GiB/);
   refuses(() => keySlots(['é', '\ud800']), 'BAD_UTF8');
   refuses(() => keySlots(['a', 42]), 'BAD_TYPE', /keys\[1\]/);
+});
+
+test('string keys longer together than V8 makes one string are joined a part at a time (no RangeError)', () => {
+  // 512 Mi characters in all: within the 1 GiB limit, past V8's longest string (2^29 - 24).
+  const pad = 'x'.repeat(2 ** 28 - 3);
+  assert.deepEqual(Array.from(keySlots([`{a}${pad}`, `{b}${pad}`, 'c'])), [keySlot('a'), keySlot('b'), keySlot('c')]);
+  assert.deepEqual(Array.from(keySlots(['{d}', `{e}${pad}`, '{f}'])), [keySlot('d'), keySlot('e'), keySlot('f')]);
 });
