@@ -253,17 +253,21 @@ export function createApi(wasm, scripts, cluster) {
 
   // ---------------------------------------------------------------- the key buffer
   //
-  // Batch key calls (getManyIndexes, getMany, keySlots, groupBySlot, ownersOfKeys) read
-  // their keys from one buffer in wasm memory (RawKeys, reused across calls): the keys'
-  // bytes go straight in (TextEncoder.encodeInto on a view of the memory: string keys
-  // are joined a chunk at a time, and a chunk that encodes to as many bytes as it has
-  // characters is ASCII, so its strings' lengths are its keys' byte lengths), the end
-  // offsets beside them, and the call writes one answer per key behind the offsets, which
-  // are copied out once. Keys already packed ({data, ends}) are copied in as they are.
-  // A call that can allocate in wasm (RawKeys.reserve) may grow the memory, which
-  // detaches every view of it: views are made again after it.
+  // Batch key calls (getManyIndexes, getMany, keySlots) read their keys from one buffer
+  // in wasm memory (RawKeys, reused across calls), a chunk of CHUNK keys at a time: a
+  // chunk's bytes go straight in at the start of the buffer (TextEncoder.encodeInto on a
+  // view of the memory: its string keys are joined, and a chunk that encodes to as many
+  // bytes as it has characters is ASCII, so its strings' lengths are its keys' byte
+  // lengths), the end offsets beside them, the call writes one answer per key behind the
+  // offsets, and those are copied into the answer. The lookups read bytes just written,
+  // still in the CPU's caches: against the whole batch written first, then looked up,
+  // getManyIndexes of 100k string keys in bench/bench.mjs went from 36.8-40.2 to 34.1-37.6
+  // ns/key (three runs each, alternating; chunks of 256 to 4096 keys measured, 1024 best).
+  // Keys already packed ({data, ends}) are copied in as they are, in one call. A call
+  // that can allocate in wasm (RawKeys.reserve) may grow the memory, which detaches every
+  // view of it: views are made again after it.
   const memory = wasm.RawKeys.memory();
-  const CHUNK = 4096;
+  const CHUNK = 1024;
   const keyBuffer = () => ({ raw: new wasm.RawKeys(), n: 0, cap: 0, ptr: 0, words: 0, data: null, ends: null });
   const sharedKeys = keyBuffer();
   // A getter of a key list that calls keyroute while the shared buffer is being filled
@@ -336,29 +340,30 @@ export function createApi(wasm, scripts, cluster) {
 
   // Batches are sized as their keys are read, up to SIZED bytes: a batch that passes it
   // (or meets a key that is not a string, or one too long to join) has the rest of its
-  // string keys measured before its buffer grows further, so that a batch above the limit
-  // is refused before the wasm memory grows for it (by at most 2 * SIZED). Measuring every
-  // batch first was a second pass over the keys: 3 ns of 41 per key in bench/bench.mjs
-  // (getManyIndexes of 100k string keys), as the strings were no longer in the CPU's caches.
+  // string keys measured before it goes on, so that a batch above the limit is refused
+  // before the wasm memory grows for it. Measuring every batch first was a second pass
+  // over the keys: 3 ns of 41 per key in bench/bench.mjs (getManyIndexes of 100k string
+  // keys), as the strings were no longer in the CPU's caches.
   const SIZED = 1 << 24;
   // The longest join of one chunk's keys (V8's strings end below 2^29 characters): a key
   // that would take it past is written on its own.
   const JOINED = 1 << 27;
 
-  // Writes `keys` into kb; returns their length in bytes. The loops over the keys are
-  // functions of their own (readChunk, restChars): small and always given the same types,
-  // V8 optimizes them once and keeps them so. In one function with the rest of this, V8
-  // optimized it in the middle of the first call, before every path had run, and threw
-  // the code out again on each new path (three times in a run of bench/bench.mjs, node
-  // --trace-deopt; none since).
-  function keysInto(kb, keys, what) {
-    if (isPacked(keys)) return packedInto(kb, keys, what);
+  // Runs `call(raw keys, count, bytes)` on a list of keys a chunk at a time (see the key
+  // buffer above) and returns the answers as a new `Out` (Int32Array or Uint16Array).
+  // The loops over the keys are functions of their own (readChunk, restChars): small and
+  // always given the same types, V8 optimizes them once and keeps them so. In one
+  // function with the rest of this, V8 optimized it in the middle of the first call,
+  // before every path had run, and threw the code out again on each new path (three times
+  // in a run of bench/bench.mjs, node --trace-deopt; none since).
+  function keyChunks(kb, keys, what, call, Out) {
     keys = list(keys, what);
     const n = keys.length;
     // The count is checked (list); the bytes as they are read.
-    kb.n = n;
-    keyRoom(kb, Math.max(kb.cap, Math.min(16 * n, SIZED)));
-    let off = 0;
+    const out = new Out(n);
+    kb.n = Math.min(n, CHUNK);
+    keyRoom(kb, Math.max(kb.cap, 32 * kb.n));
+    let total = 0;
     let measured = false;
     // Each key is read once below (a getter may answer differently each time), but for
     // the rest of a batch that is measured first: a chunk's strings are concatenated as
@@ -372,41 +377,53 @@ export function createApi(wasm, scripts, cluster) {
     // an array to write again, as before, cost 3 ns per key; joining that array instead
     // of concatenating is 3 times slower on keys V8 has interned, as a Map or an object
     // property makes them: Array.prototype.join then builds a two-byte string.)
-    const chunkEnds = new Uint32Array(Math.min(n, CHUNK));
+    const chunkEnds = new Uint32Array(kb.n);
     for (let i = 0; i < n; i += CHUNK) {
       const m = Math.min(CHUNK, n - i);
-      const s = readChunk(keys, i, m, off, chunkEnds);
+      const s = readChunk(keys, i, m, 0, chunkEnds);
       let j = readCount;
       const end = readEnd;
       const odd = readOdd;
       readOdd = undefined;
-      if (!measured && (end > SIZED || j < m)) {
+      if (!measured && (total + end > SIZED || j < m)) {
         measured = true;
         const oddChars = j < m && typeof odd === 'string' ? odd.length : 0;
-        if (restChars(keys, i + Math.min(j + 1, m), n, end + oddChars) > LIMITS.batchBytes) tooManyBytes();
+        if (restChars(keys, i + Math.min(j + 1, m), n, total + end + oddChars) > LIMITS.batchBytes) tooManyBytes();
       }
-      if (kb.ends.length !== n) keyViews(kb); // a getter grew the memory
+      // The last chunk's count, or a getter grew the memory.
+      if (kb.n !== m || kb.ends.length !== m) {
+        kb.n = m;
+        keyViews(kb);
+      }
+      let off = -1;
       if (j === m) {
         keyNeed(kb, end);
-        const { read, written } = encoder.encodeInto(s, kb.data.subarray(off, end));
+        const { read, written } = encoder.encodeInto(s, kb.data.subarray(0, end));
         if (read === s.length && written === read) {
-          kb.ends.set(m === CHUNK ? chunkEnds : chunkEnds.subarray(0, m), i);
+          kb.ends.set(m === chunkEnds.length ? chunkEnds : chunkEnds.subarray(0, m));
           off = end;
-          continue;
         }
       }
-      // The strings read so far, cut out of `s` (character offsets from `start`).
-      const start = off;
-      for (let q = 0; q < j; q++) off = keyInto(kb, off, s.slice((q ? chunkEnds[q - 1] : start) - start, chunkEnds[q] - start), what, i + q);
-      if (j === m) continue;
-      off = keyInto(kb, off, odd, what, i + j);
-      for (j++; j < m; j++) {
-        const k = keys[i + j];
-        if (kb.ends.length !== n) keyViews(kb);
-        off = keyInto(kb, off, k, what, i + j);
+      if (off < 0) {
+        // The strings read so far, cut out of `s`.
+        off = 0;
+        for (let q = 0; q < j; q++) off = keyInto(kb, off, s.slice(q ? chunkEnds[q - 1] : 0, chunkEnds[q]), what, i, q);
+        if (j < m) {
+          off = keyInto(kb, off, odd, what, i, j);
+          for (j++; j < m; j++) {
+            const k = keys[i + j];
+            if (kb.ends.length !== m) keyViews(kb);
+            off = keyInto(kb, off, k, what, i, j);
+          }
+        }
       }
+      total += off;
+      if (total > LIMITS.batchBytes) tooManyBytes();
+      guard(() => call(kb.raw, m, off));
+      const at = kb.words + 4 * m;
+      out.set(Out === Uint16Array ? new Uint32Array(memory.buffer, at, m) : new Out(memory.buffer, at, m), i);
     }
-    return off;
+    return out;
   }
   // `chars` and the characters of the string keys of keys[from..n): the fewest bytes
   // they take.
@@ -421,7 +438,7 @@ export function createApi(wasm, scripts, cluster) {
   // concatenated, with the end of each (in characters, counted on from `end`) in
   // chunkEnds. How many it read is left in readCount, the last end in readEnd, and the key
   // it stopped at, if any, in readOdd. (A getter that calls keyroute runs a nested
-  // readChunk: the two counts are set after the loop, and keysInto takes readOdd and
+  // readChunk: the two counts are set after the loop, and keyChunks takes readOdd and
   // clears it right after each call, so a nested call leaves nothing behind.)
   let readCount = 0;
   let readEnd = 0;
@@ -444,8 +461,9 @@ export function createApi(wasm, scripts, cluster) {
     readEnd = end;
     return s;
   }
-  // One key of a list at byte `off`; returns its end.
-  function keyInto(kb, off, k, what, i) {
+  // Key q of the chunk from key `base` on, at byte `off`; returns its end.
+  function keyInto(kb, off, k, what, base, q) {
+    const i = base + q;
     if (typeof k === 'string') {
       if (!wellFormed(k)) text(k, `${what}[${i}]`);
       keyNeed(kb, off + k.length);
@@ -464,7 +482,7 @@ export function createApi(wasm, scripts, cluster) {
       kb.data.set(b, off);
       off += b.length;
     }
-    kb.ends[i] = off;
+    kb.ends[q] = off;
     return off;
   }
 
@@ -475,7 +493,8 @@ export function createApi(wasm, scripts, cluster) {
     const kb = nested ? keyBuffer() : sharedKeys;
     packing = true;
     try {
-      const len = keysInto(kb, keys, what);
+      if (!isPacked(keys)) return keyChunks(kb, keys, what, call, Out);
+      const len = packedInto(kb, keys, what);
       guard(() => call(kb.raw, kb.n, len));
       const at = kb.words + 4 * kb.n;
       if (Out === Uint16Array) return new Uint16Array(new Uint32Array(memory.buffer, at, kb.n));

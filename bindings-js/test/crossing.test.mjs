@@ -75,7 +75,7 @@ test('getManyIndexes, getMany and keySlots answer as get and keySlot on a large 
 
 test('every chunk boundary: batches of 0 to 8200 ASCII keys with one non-ASCII key moving through', () => {
   const ring = new Ring(['a', 'b', 'c']);
-  for (const n of [0, 1, 2, 511, 512, 513, 4095, 4096, 4097, 8191, 8192, 8193]) {
+  for (const n of [0, 1, 2, 511, 512, 513, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 8192, 8193]) {
     for (const at of [-1, 0, n >> 1, n - 1]) {
       const keys = Array.from({ length: n }, (_, i) => (i === at ? `ключ${i}` : `k${i}`));
       assert.deepEqual(Array.from(keySlots(keys)), keys.map((k) => keySlot(k)), `${n} keys, non-ASCII at ${at}`);
@@ -97,7 +97,8 @@ test('answers are the caller\'s own copies, and the buffer is reused across call
 });
 
 test('a batch large enough to grow the wasm memory mid-call answers as the per-key calls', () => {
-  // 64 MiB of keys (some non-ASCII, so the buffer also grows while keys are written).
+  // 64 MiB of keys, 1 MiB a chunk (some non-ASCII, so the buffer also grows while a
+  // chunk's keys are written).
   const n = 1 << 16;
   const keys = Array.from({ length: n }, (_, i) => (i % 4096 === 4095 ? `é${'x'.repeat(1000)}${i}` : `${'k'.repeat(1000)}:${i}`));
   const ring = new Ring(['a', 'b', 'c']);
@@ -150,6 +151,15 @@ test('a chunk with a byte key or a non-string among its strings, and a getter th
   assert.equal(got[4101], ring.names.indexOf(ring.get('k4101')));
   assert.equal(reads, 2, 'one read to measure the rest of the batch, one to write it');
   assert.throws(() => ring.getManyIndexes(['a', 5, 'b']), (e) => e.code === 'BAD_TYPE');
+  // A bad key in a later chunk, after earlier chunks were looked up: refused with its
+  // index in the whole batch, and the next call answers.
+  const late = Array.from({ length: 5000 }, (_, i) => `k${i}`);
+  late[4500] = 42;
+  assert.throws(() => ring.getManyIndexes(late), (e) => e.code === 'BAD_TYPE' && /keys\[4500\]/.test(e.message));
+  assert.throws(() => keySlots(late), (e) => e.code === 'BAD_TYPE' && /keys\[4500\]/.test(e.message));
+  late[4500] = '\ud800';
+  assert.throws(() => keySlots(late), (e) => e.code === 'BAD_UTF8' && /keys\[4500\]/.test(e.message));
+  assert.deepEqual(Array.from(keySlots(['foo', 'bar'])), [12182, 5061]);
 });
 
 test('a key getter that calls keyroute while a batch is being written gets its own buffer', () => {
