@@ -102,9 +102,9 @@ pub(crate) fn sort_split<T: RadixKey + Ord>(
     // by side: 5.3 -> 4.5 ms. The MD5 profiles' builds measured slower that way (6.9 ->
     // 9.0 ms, of which their MD5 is half), so they scatter by 2 bits more (a bucket per
     // 0.5-1 item) and the index takes every fourth bucket end. Larger rings take two
-    // passes (`sort_split_two_level`), both profiles by 2 bits more than the index.
+    // passes (`sort_split_two_level`), both profiles by 3 bits more than the index.
     if (log + 2).min(bits) >= TOP_BITS + 4 {
-        return sort_split_two_level(v, split, log, (log + 2).min(bits), bits);
+        return sort_split_two_level(v, split, log, (log + 3).min(bits), bits);
     }
     let sort_log = if bits == 64 { log } else { (log + 2).min(bits) };
     let shift = 64 - sort_log;
@@ -177,12 +177,15 @@ const TOP_BITS: u32 = 8;
 /// Pass 1 scatters the items by their key's top [`TOP_BITS`] bits straight into the two arrays (256
 /// runs, each written in order). Pass 2 copies each run out (a few hundred items: in L1), scatters
 /// it back by its next bits and insertion-sorts it there. In all it buckets by `sort_log` bits
-/// (0.4-0.8 item a bucket), so the insertion sort rarely moves an item. The one-pass scatter in
+/// (0.2-0.4 item a bucket), so the insertion sort rarely moves an item. The one-pass scatter in
 /// [`sort_split`] wrote each item to a random place in two arrays of a few MiB, with buckets of
 /// 1.5-3 items. Native 1000 x 160 (`bench/benches/ring.rs`, side by side, four runs alternating):
 /// 2.96-3.29 ms -> 2.60-2.76 ms. Bucketing by one bit less measured slower (2.99-3.18 ms): the
 /// insertion sort then moves more; a first pass into a scratch copy of the entries instead of the
-/// two arrays measured 4.6-5.3 ms (the copy's fresh pages faulted in on every build).
+/// two arrays measured 4.6-5.3 ms (the copy's fresh pages faulted in on every build). Once
+/// pass 2 summed its counts in a register (2.94-3.17 -> 2.57-2.62 ms), one bit more than the
+/// index's two measured as fast natively and 3-5% faster for MD5 (libketama 1000 nodes
+/// 6.04-6.13 -> 5.82-5.88 ms; 300,000 nodes to the point limit 35.6-37.7 -> 34.0-36.0 ms).
 fn sort_split_two_level<T: RadixKey + Ord>(
     v: Vec<T>,
     split: impl Fn(T) -> (u64, u32),
@@ -227,7 +230,7 @@ fn sort_split_two_level<T: RadixKey + Ord>(
     let buckets = 1usize << log;
     let mut table: Vec<u32> = alloc::vec![0; buckets + 1];
     table[buckets] = n as u32;
-    let mut ends = alloc::vec![0u32; (1usize << low_bits) + 1];
+    let mut ends = alloc::vec![0u32; 1usize << low_bits];
     let mut run: Vec<(u64, u32)> = Vec::new();
     for h in 0..1usize << TOP_BITS {
         let (from, to) = (starts[h] as usize, starts[h + 1] as usize);
@@ -236,12 +239,16 @@ fn sort_split_two_level<T: RadixKey + Ord>(
         run.extend(ps.iter().copied().zip(os.iter().copied()));
         ends.fill(0);
         for &(p, _) in &run {
-            ends[bucket_of(p) + 1] += 1;
+            ends[bucket_of(p)] += 1;
         }
-        let mut fullest = 0;
-        for b in 1..ends.len() {
-            fullest = fullest.max(ends[b]);
-            ends[b] += ends[b - 1];
+        // Counts to starts, the running sum in a register (a sum through memory, each
+        // bucket's start read back from the one before, was a ninth of the build).
+        let (mut fullest, mut sum) = (0, 0);
+        for e in ends.iter_mut() {
+            let count = *e;
+            fullest = fullest.max(count);
+            *e = sum;
+            sum += count;
         }
         // ends[b] is where sort bucket b of this run starts (relative to `from`).
         let first_bucket = h << (low_bits - step_log);
