@@ -268,7 +268,7 @@ fn sort_split_two_level<T: RadixKey + Ord>(
             insertion_sort_pairs(ps, os);
         } else {
             let mut start = 0;
-            for &end in &ends[..1 << low_bits] {
+            for &end in &ends {
                 let end = end as usize;
                 match end - start {
                     0 | 1 => {}
