@@ -103,3 +103,15 @@ def test_master_failover_no_stale_overwrite(serve_factory, rust_workers, cluster
     else:
         print(f"FIGURES failover: the load finished before the failover did; reply {r.payload!r}")
     assert 1 <= len(rw.lines) <= 2
+
+
+def test_cache_put_loads_scripts_a_master_lacks(serve_factory, cluster):
+    """A master whose script cache is empty (a replica promoted by a failover, a restart):
+    cache.put loads the scripts there and succeeds; NOSCRIPT never reaches the client."""
+    s = serve_factory(redis=cluster.nodes[0].url)
+    with s.client(timeout_s=20) as c:
+        for n in cluster.nodes:
+            assert n.cli("SCRIPT", "FLUSH") == "OK"
+        r = c.request("cache.put", {"client": "c-9", "kind": "cards"}, b"v1", deadline_ms=5000)
+        assert r.error_code is None and r.transport_error is None, r
+        assert c.request("cache.get", {"client": "c-9", "kind": "cards"}).payload == b"v1"

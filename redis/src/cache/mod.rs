@@ -76,5 +76,5 @@ pub use load_error::LoadError;
 pub use sessions::{NewSession, SessionConfig, Sessions};
 pub use smart::SmartCache;
 pub use stats::Stats;
-pub use store::Store;
+pub use store::{eval_cluster, Store};
 pub use warm::WarmReport;

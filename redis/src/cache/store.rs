@@ -317,7 +317,29 @@ fn load_everywhere(client: &ClusterClient, timeouts: Timeouts) -> Result<()> {
     Ok(())
 }
 
-fn eval_cluster(client: &mut ClusterClient, call: &Call<'_>, timeouts: Timeouts) -> Result<Value> {
+/// Runs a script call on the Cluster master serving its first key's slot with `EVALSHA`.
+/// On `NOSCRIPT` (a node that joined or restarted, or a replica promoted by a failover, whose
+/// script cache is empty) it refreshes the slot map, loads every cache script on every
+/// master and retries with the script's text, up to three times.
+///
+/// # Errors
+/// A connection error or timeout, a server error (script errors included: the script
+/// changed nothing), or a failed `SCRIPT LOAD`.
+///
+/// ```no_run
+/// use keyroute::cache::{decode_flag, Call};
+/// use keyroute_redis::cluster::{ClusterClient, ClusterConfig};
+/// let mut client = ClusterClient::connect(&["redis://127.0.0.1:7000"], ClusterConfig::default())?;
+/// let call = Call::extend(b"kr:{c:t}:e:k", 7, 2000, None);
+/// let reply = keyroute_redis::cache::eval_cluster(&mut client, &call, Default::default())?;
+/// assert!(!decode_flag(&reply, "sc-extend").map_err(keyroute_redis::Error::from)?);
+/// # Ok::<(), keyroute_redis::Error>(())
+/// ```
+pub fn eval_cluster(
+    client: &mut ClusterClient,
+    call: &Call<'_>,
+    timeouts: Timeouts,
+) -> Result<Value> {
     let slot = call.keys.first().map_or(0, |k| key_slot(k));
     let mut cmd = evalsha(call);
     let mut rounds = 0;

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use keyroute::cache::{Call, ClientKeys, GetReply, TokenKey, Touch, Value};
 use keyroute::error::ErrorCode;
 use keyroute::frame::TransportError;
-use keyroute::slot::key_slot;
 use keyroute_redis::cache::{
-    evalsha, CacheConfig, Devices, LoadError, SessionConfig, Sessions, SmartCache, Store as Shared,
+    eval_cluster, CacheConfig, Devices, LoadError, SessionConfig, Sessions, SmartCache,
+    Store as Shared,
 };
 use keyroute_redis::cluster::{ClusterClient, ClusterConfig};
 use keyroute_redis::{connect, redact, Error, Timeouts};
@@ -71,7 +71,7 @@ pub struct RedisStore {
 #[derive(Clone, Debug)]
 enum Target {
     Single(String, Timeouts),
-    Cluster(Vec<String>, ClusterConfig),
+    Cluster(Vec<String>, ClusterConfig, Timeouts),
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -160,19 +160,6 @@ fn direct_answer(e: DirectError) -> Answer {
     }
 }
 
-fn to_value(v: redis::Value) -> Value {
-    match v {
-        redis::Value::Int(n) => Value::Int(n),
-        redis::Value::BulkString(b) => Value::Bytes(b),
-        redis::Value::SimpleString(s) => Value::Bytes(s.into_bytes()),
-        redis::Value::Okay => Value::Bytes(b"OK".to_vec()),
-        redis::Value::Array(items) | redis::Value::Set(items) => {
-            Value::Array(items.into_iter().map(to_value).collect())
-        }
-        _ => Value::Nil,
-    }
-}
-
 impl RedisStore {
     /// Opens the store: `url` is one Redis URL (a Cluster node is detected with `INFO
     /// cluster`), or several comma-separated seeds of a Cluster.
@@ -208,7 +195,11 @@ impl RedisStore {
             let s = Shared::cluster(&seeds, cc.clone()).map_err(|e| store_error(&e))?;
             (
                 s,
-                Target::Cluster(seeds.iter().map(|s| s.to_string()).collect(), cc),
+                Target::Cluster(
+                    seeds.iter().map(|s| s.to_string()).collect(),
+                    cc,
+                    config.timeouts,
+                ),
             )
         } else {
             let s = Shared::standalone(first, config.timeouts).map_err(|e| store_error(&e))?;
@@ -252,7 +243,7 @@ impl RedisStore {
     fn open_direct(&self) -> Result<Direct, Error> {
         match &self.target {
             Target::Single(url, t) => Ok(Direct::Single(connect(url, *t)?)),
-            Target::Cluster(seeds, cc) => {
+            Target::Cluster(seeds, cc, _) => {
                 let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
                 Ok(Direct::Cluster(Box::new(ClusterClient::connect(
                     &seeds,
@@ -288,13 +279,11 @@ impl RedisStore {
     }
 
     fn run(&self, call: &Call<'_>) -> Result<Value, DirectError> {
+        let (Target::Single(_, timeouts) | Target::Cluster(_, _, timeouts)) = self.target;
         self.with(|d| match d {
             Direct::Single(con) => Ok(keyroute_redis::cache::eval(con, call)?),
-            Direct::Cluster(c) => {
-                let slot = call.keys.first().map_or(0, |k| key_slot(k));
-                Ok(c.query_slot::<redis::Value>(slot, &evalsha(call))
-                    .map(to_value)?)
-            }
+            // NOSCRIPT (a replica promoted by a failover has no scripts) is handled there.
+            Direct::Cluster(c) => Ok(eval_cluster(c, call, timeouts)?),
         })
     }
 
