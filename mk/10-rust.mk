@@ -3,7 +3,7 @@
 
 # Debian packages the Rust suites need (Redis for the integration suites; libzmq for the
 # CLI, which links keyroute-serve).
-APT_CORE := redis-server redis-tools pkg-config libzmq3-dev
+APT_CORE := redis-server redis-tools pkg-config libzmq3-dev openssl
 SETUP_TARGETS += setup-apt-core
 setup-apt-core:
 	scripts/apt-install.sh $(APT_CORE)

@@ -319,6 +319,14 @@ typedef enum keyroute_status {
      */
     KEYROUTE_BUSY = 71,
     /**
+     * A write reached a replica (READONLY).
+     */
+    KEYROUTE_REDIS_READONLY = 72,
+    /**
+     * The TLS handshake failed.
+     */
+    KEYROUTE_REDIS_TLS = 73,
+    /**
      * The deadline passed before a value was served (another instance may still be
      * loading it).
      */

@@ -133,6 +133,10 @@ pub enum keyroute_status {
     KEYROUTE_CLUSTER_UNREACHABLE = 70,
     /// Another operation must finish first.
     KEYROUTE_BUSY = 71,
+    /// A write reached a replica (READONLY).
+    KEYROUTE_REDIS_READONLY = 72,
+    /// The TLS handshake failed.
+    KEYROUTE_REDIS_TLS = 73,
     /// The deadline passed before a value was served (another instance may still be
     /// loading it).
     KEYROUTE_CACHE_TIMEOUT = 80,
@@ -220,6 +224,8 @@ pub(crate) const ALL: &[keyroute_status] = &[
     KEYROUTE_CLUSTER_RETRIES_EXHAUSTED,
     KEYROUTE_CLUSTER_UNREACHABLE,
     KEYROUTE_BUSY,
+    KEYROUTE_REDIS_READONLY,
+    KEYROUTE_REDIS_TLS,
     KEYROUTE_CACHE_TIMEOUT,
     KEYROUTE_BACKEND_ERROR,
     KEYROUTE_SESSION_EXPIRED,

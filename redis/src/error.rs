@@ -48,6 +48,14 @@ pub enum Error {
         /// What the server said.
         detail: String,
     },
+    /// The TLS handshake failed: the server's certificate is not trusted (or names
+    /// another host), a client certificate is missing or refused, or the port is plain.
+    Tls {
+        /// What was being done (and where).
+        context: String,
+        /// What TLS said.
+        detail: String,
+    },
     /// Connecting, or waiting for a reply, took longer than allowed.
     Timeout {
         /// What was being done (and where).
@@ -230,6 +238,8 @@ impl Error {
             Error::BadUrl { .. } => ErrorCode::RedisBadUrl,
             Error::Connect { .. } => ErrorCode::RedisConnect,
             Error::Auth { .. } => ErrorCode::RedisAuth,
+            Error::Tls { .. } => ErrorCode::RedisTls,
+            Error::Server { code, .. } if code == "READONLY" => ErrorCode::RedisReadonly,
             Error::Timeout { .. } => ErrorCode::RedisTimeout,
             Error::ConnectionLost { .. } => ErrorCode::RedisConnectionLost,
             Error::WrongType { .. } => ErrorCode::RedisWrongType,
@@ -282,12 +292,16 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::BadUrl { url, reason } => {
-                write!(f, "cannot use Redis URL {url}: {reason}; write redis://[:password@]host:port[/db]")
+                write!(f, "cannot use Redis URL {url}: {reason}")
             }
             Error::Connect { context, detail } => write!(f, "redis: {context}: {detail}"),
             Error::Auth { context, detail } => {
                 write!(f, "redis: {context}: the server refused the credentials: {detail}")
             }
+            Error::Tls { context, detail } => write!(
+                f,
+                "redis: {context}: the TLS handshake failed ({detail}); check ssl_ca_certs (the CA that signed the server's certificate), ssl_certfile/ssl_keyfile if the server asks for a client certificate, and that the port speaks TLS"
+            ),
             Error::Timeout { context, after } => {
                 write!(f, "redis: {context}: timed out")?;
                 if let Some(after) = after {

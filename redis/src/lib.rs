@@ -39,7 +39,10 @@ pub mod sharded;
 /// The `redis` crate this one is built on: its `ConnectionLike` is what every call takes.
 pub use ::redis;
 pub use affinity::{Affinity, Taken};
-pub use conn::{command_key, connect, open_addr, parse_seed, redact, Reconnecting, Timeouts};
+pub use conn::{
+    command_key, connect, open_addr, parse_seed, redact, split_seeds, with_tls_files, Endpoint,
+    Place, Reconnecting, Timeouts,
+};
 pub use error::{Error, Result};
 pub use leases::{Lease, Leases, Now, Release};
 pub use least_used::{LeastUsed, PICK_BATCH};

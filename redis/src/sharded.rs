@@ -51,7 +51,7 @@ use keyroute::ring::Ring;
 use keyroute::slot::Address;
 use redis::{Cmd, Connection, ConnectionLike, FromRedisValue, Value};
 
-use crate::conn::{command_key, open_addr, Timeouts};
+use crate::conn::{command_key, Endpoint, Timeouts};
 use crate::error::{is_broken, Error};
 
 /// Timeouts and batch sizes of a [`ShardedClient`].
@@ -65,6 +65,9 @@ pub struct ShardedConfig {
     pub migrate_timeout_ms: u64,
     /// `SCAN ... COUNT` hint used by [`ShardedClient::rebalance`]. Default 500.
     pub scan_count: usize,
+    /// Whose credentials and TLS settings open every node: a URL of the
+    /// [grammar](Endpoint) (its host is not used). Default none: plain TCP, no `AUTH`.
+    pub credentials: Option<Endpoint>,
 }
 
 impl ShardedConfig {
@@ -84,6 +87,7 @@ impl Default for ShardedConfig {
             io_timeout: Duration::from_secs(5),
             migrate_timeout_ms: 2000,
             scan_count: 500,
+            credentials: None,
         }
     }
 }
@@ -222,7 +226,15 @@ impl ShardedClient {
             .and_then(Vec::pop);
         match pooled {
             Some(c) => Ok(c),
-            None => open_addr(addr, self.config.timeouts()),
+            None => self.open(addr),
+        }
+    }
+
+    /// A new connection to `addr`, with the configured credentials and TLS.
+    fn open(&self, addr: &Address) -> Result<Connection, Error> {
+        match &self.config.credentials {
+            Some(e) => e.open_node(addr, self.config.timeouts()),
+            None => crate::open_addr(addr, self.config.timeouts()),
         }
     }
 
@@ -440,7 +452,7 @@ impl ShardedClient {
         let mut report = RebalanceReport::default();
         for node in old.nodes() {
             let from = &addrs[node.name()];
-            let mut con = open_addr(from, self.config.timeouts())?;
+            let mut con = self.open(from)?;
             let mut cursor: u64 = 0;
             loop {
                 let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")

@@ -21,9 +21,10 @@ use super::CliError;
 /// Where the pool lives: shared by `pick` and `pool`.
 #[derive(Debug, clap::Args)]
 pub struct RedisArgs {
-    /// Redis server: redis://[:password@]host:port[/db], or host:port (a cluster node
-    /// works for a hash-tagged pool on that node). With --cluster, a node of the cluster
-    /// (repeat --redis to give more seeds). Passwords are never printed.
+    /// Redis server: redis://[user:password@]host:port[/db], rediss://... (TLS),
+    /// redis+unix:///path, redis+sentinel://HOST:PORT[,HOST:PORT...]/SERVICE, or host:port
+    /// (a cluster node works for a hash-tagged pool on that node). With --cluster, a node
+    /// of the cluster (repeat --redis to give more seeds). Secrets are never printed.
     #[arg(long, value_name = "URL", required = true)]
     pub redis: Vec<String>,
     /// The pool key, a sorted set; hash-tag it for Redis Cluster: '{proxies}:pool'.
@@ -36,6 +37,15 @@ pub struct RedisArgs {
     /// CLUSTERDOWN, find the new master after a failover.
     #[arg(long)]
     pub cluster: bool,
+    /// TLS: the CA certificate (PEM) that signed Redis's certificate; turns TLS on.
+    #[arg(long, value_name = "PEM")]
+    pub tls_ca: Option<String>,
+    /// TLS: a client certificate (PEM), for servers with tls-auth-clients yes.
+    #[arg(long, value_name = "PEM")]
+    pub tls_cert: Option<String>,
+    /// TLS: the client certificate's key (PEM).
+    #[arg(long, value_name = "PEM")]
+    pub tls_key: Option<String>,
 }
 
 impl RedisArgs {
@@ -74,10 +84,22 @@ impl RedisArgs {
     /// A connection to the server, or a cluster client with its topology read.
     pub fn connect(&self) -> Result<Link, CliError> {
         let timeouts = Timeouts::uniform(Duration::from_millis(self.timeout_ms.max(1)));
+        let urls: Vec<String> = self
+            .redis
+            .iter()
+            .map(|u| {
+                keyroute_redis::with_tls_files(
+                    u,
+                    self.tls_ca.as_deref(),
+                    self.tls_cert.as_deref(),
+                    self.tls_key.as_deref(),
+                )
+            })
+            .collect();
         let mut con = if self.cluster {
-            let seeds: Vec<&str> = self.redis.iter().map(String::as_str).collect();
+            let seeds: Vec<&str> = urls.iter().map(String::as_str).collect();
             Link::cluster(&seeds, timeouts, false)
-        } else if let [url] = self.redis.as_slice() {
+        } else if let [url] = urls.as_slice() {
             Link::single(url, timeouts)
         } else {
             return Err(CliError::new(

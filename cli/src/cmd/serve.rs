@@ -36,10 +36,21 @@ pub struct Args {
         default_value = "tcp://127.0.0.1:5556"
     )]
     pub workers_bind: String,
-    /// Redis for state shared by every instance: a URL (standalone, or a Cluster node:
-    /// detected), or comma-separated Cluster seeds. Without it, state is in memory.
-    #[arg(long, env = "KEYROUTE_REDIS")]
+    /// Redis for state shared by every instance: a URL (redis://, rediss:// for TLS,
+    /// redis+unix://, redis+sentinel://HOSTS/SERVICE; a Cluster node is detected), or
+    /// comma-separated Cluster seeds. Without it, state is in memory. Secrets in it are
+    /// never printed.
+    #[arg(long, env = "KEYROUTE_REDIS", hide_env_values = true)]
     pub redis: Option<String>,
+    /// TLS: the CA certificate (PEM) that signed Redis's certificate; turns TLS on.
+    #[arg(long, env = "KEYROUTE_TLS_CA", value_name = "PEM")]
+    pub tls_ca: Option<String>,
+    /// TLS: a client certificate (PEM), for servers with tls-auth-clients yes.
+    #[arg(long, env = "KEYROUTE_TLS_CERT", value_name = "PEM")]
+    pub tls_cert: Option<String>,
+    /// TLS: the client certificate's key (PEM).
+    #[arg(long, env = "KEYROUTE_TLS_KEY", value_name = "PEM")]
+    pub tls_key: Option<String>,
     /// Queue capacity (allocated at start).
     #[arg(
         long,
@@ -145,7 +156,20 @@ impl Args {
         let mut c = Config {
             bind: self.bind.clone(),
             workers_bind: self.workers_bind.clone(),
-            redis: self.redis.clone(),
+            redis: self.redis.as_ref().map(|r| {
+                keyroute_redis::split_seeds(r)
+                    .into_iter()
+                    .map(|u| {
+                        keyroute_redis::with_tls_files(
+                            u,
+                            self.tls_ca.as_deref(),
+                            self.tls_cert.as_deref(),
+                            self.tls_key.as_deref(),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
+            }),
             queue: count("--queue", self.queue)?,
             threads: count("--threads", self.threads)?,
             default_deadline: ms("--default-deadline-ms", self.default_deadline_ms)?,

@@ -154,6 +154,12 @@ codes! {
     ClusterUnreachable = 70, "CLUSTER_UNREACHABLE", "no cluster node answered with a topology";
     /// Another operation must finish first.
     Busy = 71, "BUSY", "another operation must finish first";
+    /// A write reached a replica (`READONLY`): the URL names a replica, or a failover
+    /// demoted the master.
+    RedisReadonly = 72, "REDIS_READONLY", "a write reached a replica (READONLY): point the URL at the master, or use redis+sentinel:// to follow failovers";
+    /// The TLS handshake failed: an untrusted server certificate, a client certificate
+    /// missing or refused, or TLS against a plain port.
+    RedisTls = 73, "REDIS_TLS", "the TLS handshake failed (server certificate not trusted, client certificate missing or refused, or a plain port)";
 
     // --- Smart cache, sessions and devices ---
     /// A cache call reached its deadline before a value was loaded or served.

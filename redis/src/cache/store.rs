@@ -12,7 +12,7 @@ use redis::FromRedisValue;
 use super::exec::{eval, eval_text, evalsha, to_value};
 use super::wakeup::Wakeups;
 use crate::cluster::{ClusterClient, ClusterConfig};
-use crate::conn::{connect, open_addr, parse_seed, redact, Timeouts};
+use crate::conn::{Endpoint, Timeouts};
 use crate::error::{Error, Result};
 
 /// How many idle connections a store keeps (more are opened while more threads call at
@@ -21,7 +21,7 @@ const MAX_IDLE: usize = 64;
 
 enum Target {
     Standalone {
-        url: String,
+        endpoint: Endpoint,
     },
     Cluster {
         seeds: Vec<String>,
@@ -85,15 +85,14 @@ impl Store {
     /// # Ok::<(), keyroute_redis::Error>(())
     /// ```
     pub fn standalone(url: &str, timeouts: Timeouts) -> Result<Store> {
-        let mut con = connect(url, timeouts)?;
-        load_scripts(&mut con, &redact(url))?;
-        let wakeups = Wakeups::standalone(url, timeouts.connect)?;
+        let endpoint = Endpoint::parse(url)?;
+        let (addr, mut con) = endpoint.open_located(timeouts)?;
+        load_scripts(&mut con, endpoint.shown())?;
+        let wakeups = Wakeups::new(&endpoint, addr, timeouts.connect);
         let store = Store {
             inner: Arc::new(Inner {
-                target: Target::Standalone {
-                    url: url.to_string(),
-                },
-                shown: redact(url),
+                shown: endpoint.shown().to_string(),
+                target: Target::Standalone { endpoint },
                 timeouts,
                 idle: Mutex::new(vec![Conn::Single {
                     con,
@@ -124,6 +123,7 @@ impl Store {
     pub fn cluster(seeds: &[&str], config: ClusterConfig) -> Result<Store> {
         let client = ClusterClient::connect(seeds, config.clone())?;
         load_everywhere(&client, config.timeouts())?;
+        let wakeups = Wakeups::new(client.endpoint(), None, config.connect_timeout);
         let masters: Vec<Address> = client
             .map()
             .masters()
@@ -137,12 +137,12 @@ impl Store {
                 },
                 shown: seeds
                     .iter()
-                    .map(|s| redact(s))
+                    .map(|s| crate::redact(s))
                     .collect::<Vec<_>>()
                     .join(","),
                 timeouts: config.timeouts(),
                 idle: Mutex::new(vec![Conn::Cluster(Box::new(client))]),
-                wakeups: Wakeups::cluster(config.connect_timeout),
+                wakeups,
             }),
         };
         for addr in masters {
@@ -190,10 +190,15 @@ impl Store {
 
     fn open(&self) -> Result<Conn> {
         match &self.inner.target {
-            Target::Standalone { url } => Ok(Conn::Single {
-                con: connect(url, self.inner.timeouts)?,
-                io: self.inner.timeouts.io,
-            }),
+            Target::Standalone { endpoint } => {
+                let (addr, con) = endpoint.open_located(self.inner.timeouts)?;
+                // Behind Sentinel the master may have changed: wake-ups follow it.
+                self.inner.wakeups.set_standalone_addr(addr);
+                Ok(Conn::Single {
+                    con,
+                    io: self.inner.timeouts.io,
+                })
+            }
             Target::Cluster { seeds, config } => {
                 let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
                 Ok(Conn::Cluster(Box::new(ClusterClient::connect(
@@ -218,7 +223,11 @@ impl Store {
             None => self.open()?,
         };
         let result = f(&mut conn);
-        if !matches!(&result, Err(e) if e.is_connection_error()) {
+        // A connection to a demoted master (READONLY) is closed too: the next one asks
+        // the Sentinels again.
+        if !matches!(&result, Err(e) if e.is_connection_error()
+            || e.code() == keyroute::error::ErrorCode::RedisReadonly)
+        {
             let mut idle = self.inner.idle.lock().unwrap_or_else(|e| e.into_inner());
             if idle.len() < MAX_IDLE {
                 idle.push(conn);
@@ -311,7 +320,7 @@ fn load_scripts(con: &mut dyn redis::ConnectionLike, place: &str) -> Result<()> 
 /// Loads every cache script on every master of the cluster (scripts are cached per node).
 fn load_everywhere(client: &ClusterClient, timeouts: Timeouts) -> Result<()> {
     for (_, node) in client.map().masters() {
-        let mut con = open_addr(node.addr(), timeouts)?;
+        let mut con = client.endpoint().open_node(node.addr(), timeouts)?;
         load_scripts(&mut con, &node.addr().to_string())?;
     }
     Ok(())
@@ -361,9 +370,4 @@ pub fn eval_cluster(
             Err(e) => return Err(e),
         }
     }
-}
-
-/// The seed address of a standalone URL, for the wake-up connection.
-pub(crate) fn seed_addr(url: &str) -> Option<Address> {
-    parse_seed(url).ok()
 }

@@ -15,9 +15,7 @@ use std::time::{Duration, Instant};
 use keyroute::slot::Address;
 
 use super::resp::{Frame, RespConn};
-use super::store::seed_addr;
-use crate::conn::redact;
-use crate::error::{Error, Result};
+use crate::conn::Endpoint;
 
 /// Idle subscriber connections kept per node.
 const MAX_IDLE_PER_NODE: usize = 16;
@@ -26,51 +24,54 @@ const CONFIRM: Duration = Duration::from_millis(500);
 
 #[derive(Debug)]
 pub(crate) struct Wakeups {
-    /// The standalone server, if not a cluster.
-    standalone: Option<Address>,
-    /// `AUTH` arguments (user, password) for standalone servers.
+    /// The standalone server, if not a cluster (the master a Sentinel named last).
+    standalone: Mutex<Option<Address>>,
+    /// `AUTH` arguments (user, password), the URL's (the first seed's on a cluster).
     auth: Option<(Option<String>, String)>,
+    /// Subscriber connections are plain TCP (below): over TLS or a Unix socket, waiters
+    /// poll.
+    plain_tcp: bool,
     connect_timeout: Duration,
     idle: Mutex<HashMap<Address, Vec<RespConn>>>,
 }
 
 impl Wakeups {
-    pub(crate) fn standalone(url: &str, connect_timeout: Duration) -> Result<Wakeups> {
-        let auth = if url.contains("://") {
-            use redis::IntoConnectionInfo;
-            let info = url.into_connection_info().map_err(|e| Error::BadUrl {
-                url: redact(url),
-                reason: e.to_string().replace(url, &redact(url)),
-            })?;
-            let settings = info.redis_settings();
-            settings
-                .password()
-                .map(|p| (settings.username().map(str::to_string), p.to_string()))
-        } else {
-            None
-        };
-        Ok(Wakeups {
-            standalone: seed_addr(url),
-            auth,
-            connect_timeout,
-            idle: Mutex::new(HashMap::new()),
-        })
-    }
-
-    pub(crate) fn cluster(connect_timeout: Duration) -> Wakeups {
+    /// Wake-ups for `endpoint`: a standalone server at `standalone`, or a cluster (none).
+    pub(crate) fn new(
+        endpoint: &Endpoint,
+        standalone: Option<Address>,
+        connect_timeout: Duration,
+    ) -> Wakeups {
         Wakeups {
-            standalone: None,
-            auth: None,
+            standalone: Mutex::new(standalone),
+            auth: endpoint
+                .password()
+                .map(|p| (endpoint.user().map(str::to_string), p.to_string())),
+            plain_tcp: !endpoint.is_tls() && !matches!(endpoint.place(), crate::Place::Unix(_)),
             connect_timeout,
             idle: Mutex::new(HashMap::new()),
         }
     }
 
     pub(crate) fn standalone_addr(&self) -> Option<Address> {
-        self.standalone.clone()
+        self.standalone
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The standalone server is now at `addr` (a Sentinel named a new master).
+    pub(crate) fn set_standalone_addr(&self, addr: Option<Address>) {
+        let mut current = self.standalone.lock().unwrap_or_else(|e| e.into_inner());
+        if current.is_some() && *current != addr {
+            *current = addr;
+        }
     }
 
     fn open(&self, addr: &Address) -> Option<RespConn> {
+        if !self.plain_tcp {
+            return None;
+        }
         let sock = (addr.host.as_str(), addr.port)
             .to_socket_addrs()
             .ok()?

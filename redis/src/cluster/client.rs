@@ -47,8 +47,8 @@ use redis::{
     Value,
 };
 
-use super::topology::{fetch_topology, TopologySource};
-use crate::conn::{open_addr, parse_seed, pipeline, Timeouts};
+use super::topology::{fetch_topology_with, TopologySource};
+use crate::conn::{pipeline, Endpoint, Timeouts};
 use crate::error::Error;
 
 /// Timeouts, retries and refresh throttling of a [`ClusterClient`].
@@ -270,6 +270,8 @@ fn split_packed(mut buf: &[u8]) -> Option<Vec<Packed<'_>>> {
 /// # Ok::<(), keyroute_redis::Error>(())
 /// ```
 pub struct ClusterClient {
+    /// The first seed: its credentials and TLS settings open every node.
+    endpoint: Endpoint,
     seeds: Vec<Address>,
     config: ClusterConfig,
     map: SlotMap,
@@ -345,16 +347,21 @@ impl ClusterClient {
     /// # Errors
     /// A bad seed ([`Error::BadUrl`]), or no seed at all ([`Error::NoReachableNode`]).
     pub fn lazy(seeds: &[&str], config: ClusterConfig) -> Result<Self, Error> {
-        let seeds = seeds
+        let endpoints = seeds
             .iter()
-            .map(|s| parse_seed(s))
+            .map(|s| Endpoint::parse(s))
             .collect::<Result<Vec<_>, _>>()?;
-        if seeds.is_empty() {
+        let seeds = endpoints
+            .iter()
+            .map(|e| e.check_cluster_seed().cloned())
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some(endpoint) = endpoints.into_iter().next() else {
             return Err(Error::NoReachableNode(
                 "no seed given: name at least one cluster node (host:port)".to_string(),
             ));
-        }
+        };
         Ok(Self {
+            endpoint,
             seeds,
             config,
             map: SlotMap::new(),
@@ -391,6 +398,12 @@ impl ClusterClient {
     #[must_use]
     pub fn config(&self) -> &ClusterConfig {
         &self.config
+    }
+
+    /// The first seed, whose credentials and TLS settings open every node.
+    #[must_use]
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
     /// `err` from a call made through [`ConnectionLike`] (e.g. a
@@ -442,12 +455,15 @@ impl ClusterClient {
             }
         }
         let mut last = String::from("no candidates");
+        // Refused credentials or TLS are the caller's to fix: reported as such, not as an
+        // unreachable cluster.
+        let mut refused = None;
         for addr in candidates {
             let res = match self.conns.get_mut(&addr) {
-                Some(con) => fetch_topology(con),
-                None => match open_addr(&addr, self.config.timeouts()) {
+                Some(con) => fetch_topology_with(con, self.endpoint.is_tls()),
+                None => match self.endpoint.open_node(&addr, self.config.timeouts()) {
                     Ok(mut con) => {
-                        let r = fetch_topology(&mut con);
+                        let r = fetch_topology_with(&mut con, self.endpoint.is_tls());
                         self.conns.insert(addr.clone(), con);
                         r
                     }
@@ -472,11 +488,14 @@ impl ClusterClient {
                 Err(e) => {
                     self.conns.remove(&addr);
                     last = format!("{addr}: {e}");
+                    if matches!(e, Error::Auth { .. } | Error::Tls { .. }) {
+                        refused = Some(e);
+                    }
                 }
             }
         }
         self.last_refresh = Instant::now();
-        Err(Error::NoReachableNode(last))
+        Err(refused.unwrap_or(Error::NoReachableNode(last)))
     }
 
     fn refresh_soon(&mut self) {
@@ -506,6 +525,7 @@ impl ClusterClient {
 
     fn connection(&mut self, addr: &Address, replica: bool) -> Result<&mut Connection, Error> {
         let timeouts = self.config.timeouts();
+        let endpoint = &self.endpoint;
         let conns = if replica {
             &mut self.replica_conns
         } else {
@@ -514,7 +534,7 @@ impl ClusterClient {
         match conns.entry(addr.clone()) {
             std::collections::hash_map::Entry::Occupied(e) => Ok(e.into_mut()),
             std::collections::hash_map::Entry::Vacant(e) => {
-                let mut con = open_addr(addr, timeouts)?;
+                let mut con = endpoint.open_node(addr, timeouts)?;
                 if replica {
                     let ok = con.req_command(&redis::cmd("READONLY")).map_err(|err| {
                         Error::from_redis(&format!("READONLY on {addr}"), &err, None)

@@ -7,7 +7,7 @@
 use keyroute::slot::{Health, Role, Shard, ShardNode, SlotMap, SlotsEntry, SlotsNode};
 use redis::{ConnectionLike, Value};
 
-use crate::conn::{open_addr, parse_seed, Timeouts};
+use crate::conn::{Endpoint, Timeouts};
 use crate::error::Error;
 
 /// Which command produced a [`SlotMap`] in [`fetch_topology`].
@@ -27,8 +27,26 @@ pub enum TopologySource {
 /// `CLUSTER SHARDS`, a malformed reply ([`Error::Protocol`]) or an inconsistent one
 /// ([`Error::Map`]).
 pub fn fetch_topology(con: &mut dyn ConnectionLike) -> Result<(SlotMap, TopologySource), Error> {
+    fetch_topology_with(con, false)
+}
+
+/// [`fetch_topology`], with each node's TLS port where it reports one when `tls` (a
+/// cluster with `tls-cluster yes` lists both; a TLS client must use the TLS port).
+pub(crate) fn fetch_topology_with(
+    con: &mut dyn ConnectionLike,
+    tls: bool,
+) -> Result<(SlotMap, TopologySource), Error> {
     match fetch_shards(con) {
-        Ok(shards) => Ok((SlotMap::from_shards(&shards)?, TopologySource::Shards)),
+        Ok(mut shards) => {
+            if tls {
+                for node in shards.iter_mut().flat_map(|s| s.nodes.iter_mut()) {
+                    if node.tls_port.is_some() {
+                        node.port = node.tls_port;
+                    }
+                }
+            }
+            Ok((SlotMap::from_shards(&shards)?, TopologySource::Shards))
+        }
         Err(Error::Server { code, .. }) if code == "ERR" => {
             let entries = fetch_slots(con)?;
             Ok((SlotMap::from_slots(&entries)?, TopologySource::Slots))
@@ -37,8 +55,8 @@ pub fn fetch_topology(con: &mut dyn ConnectionLike) -> Result<(SlotMap, Topology
     }
 }
 
-/// Connects to `seed` (`redis://host:port` or `host:port`) with the given timeouts and
-/// runs [`fetch_topology`].
+/// Connects to `seed` (`redis://[user:password@]host:port`, `rediss://...` or
+/// `host:port`) with the given timeouts and runs [`fetch_topology`].
 ///
 /// # Errors
 /// A bad seed, a connection error, or as [`fetch_topology`].
@@ -46,9 +64,10 @@ pub fn fetch_topology_from(
     seed: &str,
     timeouts: Timeouts,
 ) -> Result<(SlotMap, TopologySource), Error> {
-    let addr = parse_seed(seed)?;
-    let mut con = open_addr(&addr, timeouts)?;
-    fetch_topology(&mut con)
+    let endpoint = Endpoint::parse(seed)?;
+    let addr = endpoint.check_cluster_seed()?.clone();
+    let mut con = endpoint.open_node(&addr, timeouts)?;
+    fetch_topology_with(&mut con, endpoint.is_tls())
 }
 
 /// Sends `CLUSTER SHARDS` and parses the reply.

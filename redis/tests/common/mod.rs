@@ -3,4 +3,5 @@
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod secure;
 pub mod standalone;

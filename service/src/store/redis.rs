@@ -133,6 +133,13 @@ impl From<Error> for DirectError {
 }
 
 impl DirectError {
+    fn is_readonly(&self) -> bool {
+        match self {
+            DirectError::Keyroute(e) => e.code() == ErrorCode::RedisReadonly,
+            DirectError::Raw(e) => e.code() == Some("READONLY"),
+        }
+    }
+
     fn is_connection_error(&self) -> bool {
         match self {
             DirectError::Keyroute(e) => e.is_connection_error(),
@@ -168,11 +175,7 @@ impl RedisStore {
     /// [`ServeError::Store`](crate::ServeError::Store): a bad URL, Redis unreachable, a
     /// configuration out of range.
     pub fn open(url: &str, config: RedisConfig) -> Result<RedisStore, crate::ServeError> {
-        let seeds: Vec<&str> = url
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect();
+        let seeds = keyroute_redis::split_seeds(url);
         let first = *seeds
             .first()
             .ok_or_else(|| crate::ServeError::Store("empty --redis".into()))?;
@@ -269,7 +272,9 @@ impl RedisStore {
             None => self.open_direct()?,
         };
         let out = f(&mut d);
-        if !matches!(&out, Err(e) if e.is_connection_error()) {
+        // A demoted master (READONLY) is dropped too: the next connection asks the
+        // Sentinels (or the topology) again.
+        if !matches!(&out, Err(e) if e.is_connection_error() || e.is_readonly()) {
             let mut pool = self.pool();
             if pool.len() < MAX_IDLE {
                 pool.push(d);

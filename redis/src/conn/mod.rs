@@ -8,11 +8,16 @@
 use std::time::{Duration, Instant};
 
 use keyroute::slot::Address;
-use redis::{
-    Client, Connection, ConnectionAddr, ConnectionLike, IntoConnectionInfo, RedisResult, Value,
-};
+use redis::{Client, Connection, ConnectionLike, RedisResult, Value};
 
 use crate::error::{is_broken, Error, Result};
+
+mod endpoint;
+mod redact;
+mod sentinel;
+
+pub use endpoint::{split_seeds, with_tls_files, Endpoint, Place};
+pub use redact::redact;
 
 /// Bounds on how long a call waits. A call that has to (re)connect first never waits
 /// longer in all than the larger of the two.
@@ -53,114 +58,77 @@ fn nonzero(d: Duration) -> Duration {
     d.max(Duration::from_millis(1))
 }
 
-/// `url` with the password (and a user name given with it) replaced by `***`.
-///
-/// ```
-/// use keyroute_redis::redact;
-/// assert_eq!(redact("redis://:s3cret@10.0.0.1:6379/0"), "redis://:***@10.0.0.1:6379/0");
-/// assert_eq!(redact("redis://app:s3cret@h:6379"), "redis://app:***@h:6379");
-/// assert_eq!(redact("redis://h:6379"), "redis://h:6379");
-/// ```
-pub fn redact(url: &str) -> String {
-    let scheme_end = match url.find("://") {
-        Some(i) => i + 3,
-        // `user:password@host:port` without a scheme (a seed).
-        None if !url.contains(char::is_whitespace) => 0,
-        None => return url.to_string(),
-    };
-    let rest = &url[scheme_end..];
-    // The credentials end at the last '@': a password that was not percent-encoded may
-    // hold '/', '?', '#' or '@', and is then hidden whole.
-    let Some(at) = rest.rfind('@') else {
-        return url.to_string();
-    };
-    let userinfo = &rest[..at];
-    let hidden = match userinfo.split_once(':') {
-        Some((user, _)) if !user.contains(['/', '?', '#']) => format!("{user}:***"),
-        _ => "***".to_string(),
-    };
-    format!("{}{hidden}{}", &url[..scheme_end], &rest[at..])
-}
-
-/// A URL the `redis` crate accepts, checked: `redis://[user:password@]host:port[/db]`,
-/// or `host:port`.
-fn client(url: &str) -> Result<Client> {
-    let shown = redact(url);
-    let bad = |reason: String| Error::BadUrl {
-        url: shown.clone(),
-        reason,
-    };
-    let full = if url.contains("://") {
-        url.to_string()
-    } else {
-        // host:port, as `keyroute cluster --redis` has always accepted.
-        let addr = Address::parse(url.trim_start_matches('[').replace(']', "").as_str())
-            .map_err(|e| bad(e.to_string()))?;
-        format!("redis://{}:{}", bracket(&addr.host), addr.port)
-    };
-    let info = full
-        .as_str()
-        .into_connection_info()
-        .map_err(|e| bad(scrub(&e.to_string(), url)))?;
-    Client::open(without_lib_name(info)).map_err(|e| bad(scrub(&e.to_string(), url)))
-}
-
-/// No `CLIENT SETINFO` in the handshake: the `redis` crate sends two and waits for each
-/// reply with the whole connect timeout, so a peer that never answers took twice the
-/// timeout to fail (measured: 1.02 s for 500 ms).
-fn without_lib_name(info: redis::ConnectionInfo) -> redis::ConnectionInfo {
-    let settings = info.redis_settings().clone().set_skip_set_lib_name();
-    info.set_redis_settings(settings)
-}
-
-fn bracket(host: &str) -> String {
-    if host.contains(':') {
-        format!("[{host}]")
-    } else {
-        host.to_string()
-    }
-}
-
-/// Removes the password of `url` from a message (the `redis` crate may quote the URL).
-fn scrub(message: &str, url: &str) -> String {
-    let shown = redact(url);
-    let mut out = message.replace(url, &shown);
-    if let Some(password) = password_of(url) {
-        if !password.is_empty() {
-            out = out.replace(password, "***");
-        }
+/// `message` with every secret of `endpoint` replaced by `***` (the `redis` crate may
+/// quote what it was given).
+pub(crate) fn scrub_secrets(message: &str, endpoint: &Endpoint) -> String {
+    let mut out = message.to_string();
+    for secret in endpoint.secrets() {
+        out = out.replace(secret, "***");
     }
     out
 }
 
-fn password_of(url: &str) -> Option<&str> {
-    let rest = &url[url.find("://")? + 3..];
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    let userinfo = &authority[..authority.rfind('@')?];
-    userinfo.split_once(':').map(|(_, p)| p)
+/// Whether a failed TLS connect failed in the handshake (an untrusted or missing
+/// certificate, a TLS client on a plain port), by the words rustls and the `redis` crate
+/// use.
+fn is_tls_failure(detail: &str) -> bool {
+    let d = detail.to_ascii_lowercase();
+    [
+        "certificate",
+        "handshake",
+        "tls",
+        "alert",
+        "corrupt message",
+        "peer sent no",
+    ]
+    .iter()
+    .any(|w| d.contains(w))
 }
 
-fn where_of(client: &Client) -> String {
-    client.get_connection_info().addr().to_string()
-}
-
-/// Opens a connection with `timeouts`: `connect` bounds the TCP connect and handshake.
-fn open(client: &Client, timeouts: Timeouts) -> Result<Connection> {
-    let place = where_of(client);
+/// Opens a connection with `client` and `timeouts`: `connect` bounds the TCP connect and
+/// handshake (TLS, AUTH, SELECT). `place` names the server in errors.
+fn open(
+    client: &Client,
+    place: &str,
+    endpoint: &Endpoint,
+    timeouts: Timeouts,
+) -> Result<Connection> {
     let fail = |e: redis::RedisError| match Error::from_redis(
         &format!("connect to {place}"),
         &e,
         Some(timeouts.connect),
     ) {
+        Error::Connect { context, detail } | Error::ConnectionLost { context, detail }
+            if endpoint.is_tls() && is_tls_failure(&detail) =>
+        {
+            Error::Tls {
+                context,
+                detail: scrub_secrets(&detail, endpoint),
+            }
+        }
         Error::Connect { context, detail } => Error::Connect {
             context,
-            detail: format!("cannot reach the server: {detail}"),
+            detail: format!(
+                "cannot reach the server: {}",
+                scrub_secrets(&detail, endpoint)
+            ),
+        },
+        Error::Auth { context, detail } => Error::Auth {
+            context,
+            detail: scrub_secrets(&detail, endpoint),
         },
         other => other,
     };
-    let con = client
+    let mut con = client
         .get_connection_with_timeout(nonzero(timeouts.connect))
         .map_err(fail)?;
+    if endpoint.is_tls() {
+        // rustls shakes hands on the first write: with no AUTH or SELECT to send, an
+        // untrusted certificate would only show at the first command, as some other
+        // error. A PING within the connect bound settles it here.
+        set_io_timeout(&con, timeouts.connect).map_err(fail)?;
+        redis::cmd("PING").query::<()>(&mut con).map_err(fail)?;
+    }
     set_io_timeout(&con, timeouts.io).map_err(fail)?;
     Ok(con)
 }
@@ -170,54 +138,92 @@ fn set_io_timeout(con: &Connection, io: Duration) -> RedisResult<()> {
     con.set_write_timeout(Some(nonzero(io)))
 }
 
-/// Opens a standalone connection (`redis://[:password@]host:port[/db]`, or `host:port`)
-/// with the given timeouts.
-///
-/// # Errors
-/// [`Error::BadUrl`], [`Error::Connect`], [`Error::Auth`], [`Error::Timeout`].
-pub fn connect(url: &str, timeouts: Timeouts) -> Result<Connection> {
-    open(&client(url)?, timeouts)
+impl Endpoint {
+    /// Opens a connection to this endpoint's server; for a Sentinel URL, to the master the
+    /// Sentinels name now, checked with `ROLE` (a replica is never written to).
+    ///
+    /// ```
+    /// use keyroute_redis::{Endpoint, Timeouts};
+    /// let e = Endpoint::parse("redis://127.0.0.1:1")?;
+    /// let err = e.open(Timeouts::default()).err().expect("nobody listens on port 1");
+    /// assert_eq!(err.code().as_str(), "REDIS_CONNECT");
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Connect`], [`Error::Auth`], [`Error::Timeout`], [`Error::Tls`]; for a
+    /// Sentinel URL, [`Error::Connect`] naming what each Sentinel answered.
+    pub fn open(&self, timeouts: Timeouts) -> Result<Connection> {
+        self.open_located(timeouts).map(|(_, con)| con)
+    }
+
+    /// As [`open`](Self::open), with the TCP address connected to (none for a Unix
+    /// socket).
+    pub(crate) fn open_located(&self, timeouts: Timeouts) -> Result<(Option<Address>, Connection)> {
+        match self.place() {
+            Place::Sentinel { sentinels, service } => {
+                sentinel::open_master(self, sentinels, service, timeouts)
+                    .map(|(addr, con)| (Some(addr), con))
+            }
+            Place::Tcp(addr) => Ok((Some(addr.clone()), self.open_node(addr, timeouts)?)),
+            Place::Unix(path) => {
+                let con = open(&self.client()?, &path.display().to_string(), self, timeouts)?;
+                Ok((None, con))
+            }
+        }
+    }
+
+    /// Opens a connection to the node at `addr` with this endpoint's credentials, database
+    /// and TLS settings (a cluster node the topology names, a master a Sentinel names).
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_node(&self, addr: &Address, timeouts: Timeouts) -> Result<Connection> {
+        open(
+            &self.client_for(&addr.host, addr.port)?,
+            &addr.to_string(),
+            self,
+            timeouts,
+        )
+    }
 }
 
-/// Opens a connection to a cluster node.
+/// Opens a connection from a URL of the [grammar](Endpoint) (a Sentinel URL connects to
+/// the master it names now; [`Reconnecting`] follows a failover).
+///
+/// # Errors
+/// [`Error::BadUrl`], [`Error::Connect`], [`Error::Auth`], [`Error::Timeout`],
+/// [`Error::Tls`].
+pub fn connect(url: &str, timeouts: Timeouts) -> Result<Connection> {
+    Endpoint::parse(url)?.open(timeouts)
+}
+
+/// Opens a plain connection (no credentials, no TLS) to a node; to reach a node with
+/// credentials or TLS, use [`Endpoint::open_node`].
 ///
 /// # Errors
 /// As [`connect`].
 pub fn open_addr(addr: &Address, timeouts: Timeouts) -> Result<Connection> {
-    let info = ConnectionAddr::Tcp(addr.host.clone(), addr.port)
-        .into_connection_info()
-        .map_err(|e| Error::BadUrl {
-            url: addr.to_string(),
-            reason: e.to_string(),
-        })?;
-    let client = Client::open(without_lib_name(info)).map_err(|e| Error::BadUrl {
-        url: addr.to_string(),
-        reason: e.to_string(),
-    })?;
-    open(&client, timeouts)
+    Endpoint::plain(addr).open_node(addr, timeouts)
 }
 
-/// Parses a seed `redis://host:port[/...]` or `host:port` into an [`Address`].
+/// The address of a cluster seed (`redis://[user:password@]host:port`, `rediss://...`
+/// or `host:port`).
 ///
 /// ```
 /// use keyroute_redis::parse_seed;
 /// assert_eq!(parse_seed("redis://:pw@127.0.0.1:7000")?.port, 7000);
 /// assert_eq!(parse_seed("[::1]:7000")?.host, "::1");
-/// assert!(parse_seed("127.0.0.1").is_err());
+/// assert_eq!(parse_seed("127.0.0.1")?.port, 6379);
+/// assert!(parse_seed("redis://127.0.0.1:7000/3").is_err());
 /// # Ok::<(), keyroute_redis::Error>(())
 /// ```
 ///
 /// # Errors
-/// [`Error::BadUrl`] for anything else (Unix sockets and TLS are not routed).
+/// [`Error::BadUrl`] for anything else: a Unix socket or Sentinel URL, a database other
+/// than 0 (a cluster has only database 0).
 pub fn parse_seed(seed: &str) -> Result<Address> {
-    let rest = seed.strip_prefix("redis://").unwrap_or(seed);
-    let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
-    let hostport = rest.split('/').next().unwrap_or(rest);
-    let hostport = hostport.replace(['[', ']'], "");
-    Address::parse(&hostport).map_err(|e| Error::BadUrl {
-        url: redact(seed),
-        reason: e.to_string(),
-    })
+    Endpoint::parse(seed)?.check_cluster_seed().cloned()
 }
 
 /// A standalone connection that reconnects on the next request after a connection error
@@ -227,8 +233,7 @@ pub fn parse_seed(seed: &str) -> Result<Address> {
 /// Connects lazily: [`new`](Self::new) only checks the URL; [`ensure_connected`]
 /// (Self::ensure_connected) connects now.
 pub struct Reconnecting {
-    client: Client,
-    shown: String,
+    endpoint: Endpoint,
     timeouts: Timeouts,
     con: Option<Connection>,
     last_error: Option<Error>,
@@ -237,7 +242,7 @@ pub struct Reconnecting {
 impl std::fmt::Debug for Reconnecting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Reconnecting")
-            .field("url", &self.shown)
+            .field("url", &self.endpoint.shown())
             .field("timeouts", &self.timeouts)
             .field("connected", &self.con.is_some())
             .finish()
@@ -245,24 +250,36 @@ impl std::fmt::Debug for Reconnecting {
 }
 
 impl Reconnecting {
-    /// A reconnecting connection to `url` (`redis://[:password@]host:port[/db]`, or
-    /// `host:port`).
+    /// A reconnecting connection to `url`, any form of the [grammar](Endpoint): on a
+    /// Sentinel URL each reconnect asks the Sentinels for the master again, and a
+    /// `READONLY` reply (a master demoted by a failover) closes the connection, so the
+    /// next call reaches the new master.
     ///
     /// # Errors
     /// [`Error::BadUrl`].
     pub fn new(url: &str, timeouts: Timeouts) -> Result<Self> {
-        Ok(Reconnecting {
-            client: client(url)?,
-            shown: redact(url),
+        Ok(Self::to(Endpoint::parse(url)?, timeouts))
+    }
+
+    /// A reconnecting connection to `endpoint`.
+    #[must_use]
+    pub fn to(endpoint: Endpoint, timeouts: Timeouts) -> Self {
+        Reconnecting {
+            endpoint,
             timeouts,
             con: None,
             last_error: None,
-        })
+        }
     }
 
     /// The URL, password redacted.
     pub fn url(&self) -> &str {
-        &self.shown
+        self.endpoint.shown()
+    }
+
+    /// What it connects to.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
     /// The timeouts of every connection it opens.
@@ -277,7 +294,7 @@ impl Reconnecting {
     /// As [`connect`].
     pub fn ensure_connected(&mut self) -> Result<()> {
         if self.con.is_none() {
-            self.con = Some(open(&self.client, self.timeouts)?);
+            self.con = Some(self.endpoint.open(self.timeouts)?);
         }
         Ok(())
     }
@@ -312,11 +329,14 @@ impl Reconnecting {
         }
     }
 
-    fn with<T>(&mut self, f: impl FnOnce(&mut Connection) -> RedisResult<T>) -> RedisResult<T> {
+    fn with<T: Replies>(
+        &mut self,
+        f: impl FnOnce(&mut Connection) -> RedisResult<T>,
+    ) -> RedisResult<T> {
         let start = Instant::now();
         let fresh = self.con.is_none();
         if fresh {
-            match open(&self.client, self.timeouts) {
+            match self.endpoint.open(self.timeouts) {
                 Ok(con) => self.con = Some(con),
                 Err(e) => {
                     // The `ConnectionLike` calls return the `redis` crate's error type: an
@@ -344,9 +364,14 @@ impl Reconnecting {
             )?;
         }
         let result = f(con);
+        // Behind Sentinel, a READONLY reply means the master was demoted: the next call
+        // asks the Sentinels again.
+        let follow = matches!(self.endpoint.place(), Place::Sentinel { .. });
         let broken = match &result {
-            Err(err) => is_broken(err) || !con.is_open(),
-            Ok(_) => !con.is_open(),
+            Err(err) => {
+                is_broken(err) || !con.is_open() || (follow && err.code() == Some("READONLY"))
+            }
+            Ok(v) => !con.is_open() || (follow && v.readonly()),
         };
         if broken {
             self.con = None;
@@ -372,7 +397,7 @@ impl ConnectionLike for Reconnecting {
     }
 
     fn get_db(&self) -> i64 {
-        self.client.get_connection_info().redis_settings().db()
+        self.endpoint.db()
     }
 
     fn check_connection(&mut self) -> bool {
@@ -381,6 +406,33 @@ impl ConnectionLike for Reconnecting {
 
     fn is_open(&self) -> bool {
         self.con.as_ref().is_some_and(Connection::is_open)
+    }
+}
+
+/// Replies that may carry a `READONLY` error.
+trait Replies {
+    fn readonly(&self) -> bool;
+}
+
+fn is_readonly(v: &Value) -> bool {
+    matches!(v, Value::ServerError(e) if e.code() == "READONLY")
+}
+
+impl Replies for Value {
+    fn readonly(&self) -> bool {
+        is_readonly(self)
+    }
+}
+
+impl Replies for Vec<Value> {
+    fn readonly(&self) -> bool {
+        self.iter().any(is_readonly)
+    }
+}
+
+impl Replies for bool {
+    fn readonly(&self) -> bool {
+        false
     }
 }
 
@@ -460,8 +512,17 @@ mod tests {
         for (url, shown) in cases {
             assert_eq!(redact(url), shown, "{url}");
         }
-        let err = Reconnecting::new("redis://:hunt?er2@127.0.0.1:6379", Timeouts::default())
-            .expect_err("not a URL the client takes");
+        // The credentials end at the last '@', as `redact` reads them: such a password
+        // is taken whole, and shown nowhere.
+        let con = Reconnecting::new("redis://:hunt?er2@127.0.0.1:6379", Timeouts::default())
+            .expect("the password ends at the last '@'");
+        assert_eq!(con.endpoint().password(), Some("hunt?er2"));
+        assert!(
+            !format!("{con:?} {}", con.url()).contains("hunt?er2"),
+            "{con:?}"
+        );
+        let err = Reconnecting::new("redis://:hunt?er2@127.0.0.1:notaport", Timeouts::default())
+            .expect_err("bad port");
         assert!(!err.to_string().contains("hunt?er2"), "{err}");
     }
 }

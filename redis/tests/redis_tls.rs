@@ -1,0 +1,148 @@
+//! TLS and replicas on real redis-server processes: a TLS-only server (`--port 0
+//! --tls-port`) with certificates made at test time, reached by LeastUsed picks and the
+//! smart cache's single flight; a wrong CA and a missing client certificate are refused
+//! with `REDIS_TLS`; a standalone URL that names a replica (a real `REPLICAOF`) is refused
+//! with `REDIS_READONLY`.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::secure::{free_port, redis_server, temp_dir, Certs};
+use keyroute_redis::cache::{CacheConfig, SmartCache, Store};
+use keyroute_redis::{LeastUsed, Reconnecting, Timeouts};
+
+const T: Duration = Duration::from_secs(3);
+
+fn tls_server(certs: &Certs, auth_clients: bool) -> (common::secure::Proc, String) {
+    let dir = temp_dir("tls");
+    let port = free_port(false);
+    let mut args = vec![
+        "--port".into(),
+        "0".into(),
+        "--tls-port".into(),
+        port.to_string(),
+    ];
+    args.extend(certs.server_args(auth_clients));
+    (
+        redis_server(&dir, port, &args),
+        format!("rediss://127.0.0.1:{port}"),
+    )
+}
+
+#[test]
+fn picks_and_single_flight_over_tls() {
+    let certs = Certs::make();
+    let (_server, base) = tls_server(&certs, false);
+    let url = format!("{base}?{}", certs.query(false));
+    let mut con = Reconnecting::new(&url, Timeouts::uniform(T)).unwrap();
+    let pool = LeastUsed::new("{tls}:pool").unwrap();
+    pool.seed(&mut con, ["a", "b"], 0, false).unwrap();
+    let mut picked = Vec::new();
+    for _ in 0..4 {
+        picked.push(pool.pick(&mut con).unwrap().unwrap());
+    }
+    picked.sort();
+    assert_eq!(
+        picked,
+        [b"a".to_vec(), b"a".to_vec(), b"b".to_vec(), b"b".to_vec()]
+    );
+
+    // Single flight over TLS: 8 threads, one backend call.
+    let store = Store::standalone(&url, Timeouts::uniform(T)).unwrap();
+    let cache = Arc::new(SmartCache::new(store, CacheConfig::default()).unwrap());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let (cache, calls) = (cache.clone(), calls.clone());
+            std::thread::spawn(move || {
+                cache
+                    .get_or_load(
+                        "c1",
+                        "loans",
+                        Instant::now() + Duration::from_secs(10),
+                        || {
+                            calls.fetch_add(1, Ordering::SeqCst);
+                            std::thread::sleep(Duration::from_millis(200));
+                            Ok(b"v".to_vec())
+                        },
+                    )
+                    .unwrap()
+            })
+        })
+        .collect();
+    for t in threads {
+        assert_eq!(t.join().unwrap(), b"v");
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn an_untrusted_certificate_and_a_missing_client_certificate_are_refused() {
+    let certs = Certs::make();
+    let (_server, base) = tls_server(&certs, true);
+    let pool = LeastUsed::new("{tls}:pool").unwrap();
+    // The server's certificate is not signed by this CA.
+    let wrong = format!("{base}?ssl_ca_certs={}", certs.path("other-ca.crt"));
+    let mut con = Reconnecting::new(&wrong, Timeouts::uniform(T)).unwrap();
+    let err = con.ensure_connected().unwrap_err();
+    assert_eq!(err.code().as_str(), "REDIS_TLS", "{err}");
+    // The system roots do not trust a test CA either: never accepted silently.
+    let mut con = Reconnecting::new(&base, Timeouts::uniform(T)).unwrap();
+    let err = con.ensure_connected().unwrap_err();
+    assert_eq!(err.code().as_str(), "REDIS_TLS", "{err}");
+    // The server asks for a client certificate.
+    let no_client = format!("{base}?{}", certs.query(false));
+    let mut con = Reconnecting::new(&no_client, Timeouts::uniform(T)).unwrap();
+    let err = pool.pick(&mut con).map_err(|e| con.explain(e)).unwrap_err();
+    assert!(
+        matches!(err.code().as_str(), "REDIS_TLS" | "REDIS_CONNECTION_LOST"),
+        "{err}"
+    );
+    // With it, the same server answers.
+    let with_client = format!("{base}?{}", certs.query(true));
+    let mut con = Reconnecting::new(&with_client, Timeouts::uniform(T)).unwrap();
+    assert_eq!(pool.pick(&mut con).unwrap(), None);
+    // ssl_cert_reqs=none skips the check, when asked for by name.
+    let unchecked = format!(
+        "{base}?ssl_cert_reqs=none&ssl_certfile={}&ssl_keyfile={}",
+        certs.path("client.crt"),
+        certs.path("client.key")
+    );
+    let mut con = Reconnecting::new(&unchecked, Timeouts::uniform(T)).unwrap();
+    assert_eq!(pool.pick(&mut con).unwrap(), None);
+}
+
+#[test]
+fn a_url_that_names_a_replica_is_refused_with_readonly() {
+    let dir = temp_dir("replica");
+    let (mp, rp) = (free_port(false), free_port(false));
+    let _master = redis_server(&dir, mp, &["--port".into(), mp.to_string()]);
+    let _replica = redis_server(
+        &dir,
+        rp,
+        &[
+            "--port".into(),
+            rp.to_string(),
+            "--replicaof".into(),
+            "127.0.0.1".into(),
+            mp.to_string(),
+        ],
+    );
+    let url = format!("redis://127.0.0.1:{rp}");
+    let mut con = Reconnecting::new(&url, Timeouts::uniform(T)).unwrap();
+    let pool = LeastUsed::new("{r}:pool").unwrap();
+    let err = pool.seed(&mut con, ["a"], 0, false).unwrap_err();
+    assert_eq!(err.code().as_str(), "REDIS_READONLY", "{err}");
+    let store = Store::standalone(&url, Timeouts::uniform(T)).unwrap();
+    let cache = SmartCache::new(store, CacheConfig::default()).unwrap();
+    let err = cache
+        .get_or_load("c", "k", Instant::now() + Duration::from_secs(3), || {
+            Ok(b"v".to_vec())
+        })
+        .unwrap_err();
+    assert_eq!(err.code().as_str(), "REDIS_READONLY", "{err}");
+}
