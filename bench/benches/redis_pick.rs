@@ -7,8 +7,10 @@
 //! are also written to `build/bench/redis-pick.json` for `make bench-report`.
 #![allow(clippy::unwrap_used)]
 
-#[path = "../../redis/tests/common/standalone.rs"]
-mod standalone;
+#[path = "../../redis/tests/common/mod.rs"]
+mod common;
+
+use common::standalone;
 
 use std::process::Command;
 use std::time::Instant;
@@ -146,5 +148,64 @@ fn main() {
             )),
         );
     }
+    suite.push(tls_row(picks));
     suite.write().unwrap();
+}
+
+/// The cost of TLS: picks over `rediss://` and over plain TCP on one redis-server (it
+/// listens on both ports), in alternating rounds; the medians' ratio.
+fn tls_row(picks: usize) -> Row {
+    let certs = common::secure::Certs::make();
+    let dir = common::secure::temp_dir("bench-tls");
+    let (plain_port, tls_port) = (
+        common::secure::free_port(false),
+        common::secure::free_port(false),
+    );
+    let mut args = vec![
+        "--port".to_string(),
+        plain_port.to_string(),
+        "--tls-port".to_string(),
+        tls_port.to_string(),
+    ];
+    args.extend(certs.server_args(false));
+    let _server = common::secure::redis_server(&dir, plain_port, &args);
+    let tls_url = format!("rediss://127.0.0.1:{tls_port}?{}", certs.query(false));
+    let mut plain = connect(
+        &format!("redis://127.0.0.1:{plain_port}"),
+        Timeouts::default(),
+    )
+    .unwrap();
+    let mut tls = connect(&tls_url, Timeouts::default()).unwrap();
+    let pool = LeastUsed::new("{bench-tls}:pool").unwrap();
+    pool.seed(&mut plain, ["p1", "p2", "p3"], 0, false).unwrap();
+    let rate = |con: &mut keyroute_redis::redis::Connection| {
+        let started = Instant::now();
+        for _ in 0..picks / 4 {
+            pool.pick(con).unwrap().unwrap();
+        }
+        (picks / 4) as f64 / started.elapsed().as_secs_f64()
+    };
+    let (mut p, mut t) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        p.push(rate(&mut plain));
+        t.push(rate(&mut tls));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (p, t) = (median(&mut p), median(&mut t));
+    println!("pick() over TLS            {t:>10.0} picks/s  = {:>5.2} x plain TCP ({p:.0}/s) on the same server", t / p);
+    Row::new(
+        "least_used/pick-tls-vs-plain",
+        "Redis round trips",
+        "Rust LeastUsed::pick over rediss:// vs over plain TCP, same server, 1 connection",
+        Measure::Wall,
+        "calls/s",
+        t,
+    )
+    .higher_is_better()
+    .like_for_like(true)
+    .peer("keyroute LeastUsed::pick, plain TCP", None, p)
+    .note("medians of 5 alternating rounds; the server listens on both ports; rustls (ring) on the client, OpenSSL in redis-server")
 }

@@ -146,3 +146,53 @@ fn a_url_that_names_a_replica_is_refused_with_readonly() {
         .unwrap_err();
     assert_eq!(err.code().as_str(), "REDIS_READONLY", "{err}");
 }
+
+/// `SmartCache`, `Sessions` and `Devices` opened on one URL in one process share one
+/// store: opening them again opens no connection (the server's `connected_clients`).
+#[test]
+fn stores_on_one_url_share_their_connections() {
+    use keyroute_redis::cache::{Devices, SessionConfig, Sessions};
+    let dir = temp_dir("shared");
+    let port = free_port(false);
+    let _server = redis_server(&dir, port, &["--port".into(), port.to_string()]);
+    let url = format!("redis://127.0.0.1:{port}");
+    let clients = || -> u64 {
+        let info = common::secure::cli(&[
+            "-p".into(),
+            port.to_string(),
+            "INFO".into(),
+            "clients".into(),
+        ]);
+        let line = info
+            .lines()
+            .find(|l| l.starts_with("connected_clients:"))
+            .unwrap();
+        line.trim_start_matches("connected_clients:")
+            .trim()
+            .parse::<u64>()
+            .unwrap()
+            - 1
+    };
+    let t = Timeouts::uniform(T);
+    let first = Store::standalone(&url, t).unwrap();
+    let after_first = clients();
+    assert!(after_first >= 1);
+    let cache =
+        SmartCache::new(Store::standalone(&url, t).unwrap(), CacheConfig::default()).unwrap();
+    let sessions = Sessions::new(
+        Store::standalone(&url, t).unwrap(),
+        SessionConfig::default(),
+    )
+    .unwrap();
+    let _devices = Devices::new(Store::standalone(&url, t).unwrap());
+    assert!(Store::standalone(&url, t).unwrap().same_as(&first));
+    assert_eq!(
+        clients(),
+        after_first,
+        "no connection opened for the others"
+    );
+    drop((cache, sessions));
+    // Other timeouts: another store.
+    let other = Store::standalone(&url, Timeouts::uniform(Duration::from_secs(1))).unwrap();
+    assert!(!other.same_as(&first));
+}

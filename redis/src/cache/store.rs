@@ -85,6 +85,12 @@ impl Store {
     /// # Ok::<(), keyroute_redis::Error>(())
     /// ```
     pub fn standalone(url: &str, timeouts: Timeouts) -> Result<Store> {
+        shared(format!("standalone\0{url}\0{timeouts:?}"), || {
+            Self::open_standalone(url, timeouts)
+        })
+    }
+
+    fn open_standalone(url: &str, timeouts: Timeouts) -> Result<Store> {
         let endpoint = Endpoint::parse(url)?;
         let (addr, mut con) = endpoint.open_located(timeouts)?;
         load_scripts(&mut con, endpoint.shown())?;
@@ -121,6 +127,12 @@ impl Store {
     /// # Ok::<(), keyroute_redis::Error>(())
     /// ```
     pub fn cluster(seeds: &[&str], config: ClusterConfig) -> Result<Store> {
+        shared(format!("cluster\0{}\0{config:?}", seeds.join("\0")), || {
+            Self::open_cluster(seeds, config.clone())
+        })
+    }
+
+    fn open_cluster(seeds: &[&str], config: ClusterConfig) -> Result<Store> {
         let client = ClusterClient::connect(seeds, config.clone())?;
         load_everywhere(&client, config.timeouts())?;
         let wakeups = Wakeups::new(client.endpoint(), None, config.connect_timeout);
@@ -149,6 +161,21 @@ impl Store {
             store.inner.wakeups.preopen(&addr);
         }
         Ok(store)
+    }
+
+    /// Whether `self` and `other` are one store (one set of connections): every store
+    /// opened on the same URL (or seeds) and timeouts in a process is.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let a = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let b = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// assert!(a.same_as(&b));
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
+    #[must_use]
+    pub fn same_as(&self, other: &Store) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// Whether it is a Redis Cluster.
@@ -277,6 +304,34 @@ impl Store {
         .ok()
         .flatten()
     }
+}
+
+/// The stores open in this process, by what they were opened with (the URLs as given,
+/// never printed, and the timeouts): `SmartCache`, `Sessions` and `Devices` opened on one
+/// URL in one process, from any binding, share one store and its connections. Entries
+/// whose store was dropped are pruned at each open, so the list holds at most the live
+/// stores.
+static SHARED: Mutex<Vec<(String, std::sync::Weak<Inner>)>> = Mutex::new(Vec::new());
+
+fn shared(key: String, open: impl FnOnce() -> Result<Store>) -> Result<Store> {
+    {
+        let mut open_now = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        open_now.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(inner) = open_now
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, w)| w.upgrade())
+        {
+            return Ok(Store { inner });
+        }
+    }
+    // Opened without the lock held: connecting may take the whole connect timeout.
+    let store = open()?;
+    SHARED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((key, Arc::downgrade(&store.inner)));
+    Ok(store)
 }
 
 fn cmd_name(cmd: &redis::Cmd) -> String {

@@ -71,6 +71,10 @@ pub struct ClusterConfig {
     /// Send read-only commands to a replica of the slot's master (`READONLY`), see the
     /// module docs. Default `false`: every command goes to the master.
     pub read_from_replicas: bool,
+    /// How long one command may take in all, retries, back-offs and refreshes included:
+    /// a slot with no owner (mid-failover: `CLUSTER_NO_OWNER`) is retried until then,
+    /// then reported. Default 5 s.
+    pub call_timeout: Duration,
 }
 
 impl ClusterConfig {
@@ -93,6 +97,7 @@ impl Default for ClusterConfig {
             max_backoff: Duration::from_millis(500),
             refresh_interval: Duration::from_millis(100),
             read_from_replicas: false,
+            call_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -514,12 +519,18 @@ impl ClusterClient {
     }
 
     fn backoff(&mut self, attempt: u32) {
+        self.backoff_until(attempt, Instant::now() + self.config.max_backoff);
+    }
+
+    /// A back-off sleep, cut to end by `until`.
+    fn backoff_until(&mut self, attempt: u32, until: Instant) {
         self.stats.backoffs += 1;
         let d = self
             .config
             .backoff
             .saturating_mul(1u32 << attempt.min(16))
-            .min(self.config.max_backoff);
+            .min(self.config.max_backoff)
+            .min(until.saturating_duration_since(Instant::now()));
         thread::sleep(d);
     }
 
@@ -721,7 +732,17 @@ impl ClusterClient {
             Route::Slot(s) => s,
             _ => 0,
         };
+        let until = Instant::now() + self.config.call_timeout;
         for attempt in 0..self.config.max_attempts {
+            if attempt > 0 && Instant::now() >= until {
+                if last.starts_with("no node serves") {
+                    return Err(Error::NoOwner { slot });
+                }
+                return Err(Error::Timeout {
+                    context: format!("slot {slot}: {last}"),
+                    after: Some(self.config.call_timeout),
+                });
+            }
             self.maybe_refresh();
             let asking = ask.is_some();
             let replica = match (&ask, route) {
@@ -739,7 +760,21 @@ impl ClusterClient {
             let addr = match (ask.take(), replica) {
                 (Some(a), _) => a,
                 (None, Some(r)) => r,
-                (None, None) => self.master_for(route, attempt)?,
+                (None, None) => match self.master_for(route, attempt) {
+                    Ok(a) => a,
+                    // Mid-failover no master may serve the slot yet: wait for one within
+                    // the call's time (nothing was sent).
+                    Err(Error::NoOwner { .. })
+                        if Instant::now() + self.config.backoff < until
+                            && attempt + 1 < self.config.max_attempts =>
+                    {
+                        self.backoff_until(attempt, until);
+                        self.refresh_soon();
+                        last = format!("no node serves slot {slot}");
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                },
             };
             let outcome = match self.send(&addr, packed, asking, on_replica) {
                 Ok(Value::ServerError(e))
