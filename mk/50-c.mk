@@ -197,7 +197,8 @@ C_WITH_REDIS_PAIR := $(C_WITH_REDIS) --password --var KEYROUTE_TEST_REDIS_AUTH_U
 test-c-redis: stage-c $(C_VECTORS)
 	$(call c_variants,test_tls,$(C_SRC)/tests/test_tls.c)
 	$(C_SRC)/tests/with_tls_redis.sh $(C_BUILD)/test_tls_shared
-	$(C_SRC)/tests/with_tls_redis.sh $(C_VALGRIND) $(C_BUILD)/test_tls_static
+	$(C_SRC)/tests/with_tls_redis.sh $(C_VALGRIND) --suppressions=$(ROOT)/bindings-c/tests/valgrind-tls.supp $(C_BUILD)/test_tls_static
+	$(C_SRC)/tests/with_tls_redis.sh $(C_BUILD)/test_tls_cxx
 	$(call c_variants,test_redis,$(C_SRC)/tests/test_redis.c)
 	$(C_WITH_CLUSTER) $(C_WITH_REDIS_PAIR) $(C_BUILD)/test_redis_shared $(C_VECTORS) --cluster
 	$(C_WITH_REDIS_PAIR) $(C_BUILD)/test_redis_static $(C_VECTORS)
