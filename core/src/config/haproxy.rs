@@ -1,6 +1,7 @@
 //! HAProxy 2.6: a `backend` or `listen` section (with what it inherits from `defaults`),
 //! `balance`, `hash-type`, servers with their ids and weights.
 
+use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -214,17 +215,16 @@ pub(super) fn read(text: &str, file: &str, want: Option<&str>) -> Result<ProxyCo
         ));
     }
     // Server ids: explicit ones first, then the first free id from the position.
-    let mut used: Vec<u32> = Vec::new();
+    let mut used: BTreeSet<u32> = BTreeSet::new();
     for (i, id) in ids.iter().enumerate() {
         if let Some(id) = id {
-            if used.contains(id) {
+            if !used.insert(*id) {
                 return Err(bad(
                     file,
                     servers[i].line,
                     format!("server {}: id {id} is already used", servers[i].name),
                 ));
             }
-            used.push(*id);
         }
     }
     let mut puids = Vec::with_capacity(ids.len());
@@ -236,30 +236,23 @@ pub(super) fn read(text: &str, file: &str, want: Option<&str>) -> Result<ProxyCo
                 while used.contains(&next_id) {
                     next_id += 1;
                 }
-                used.push(next_id);
+                used.insert(next_id);
                 next_id
             }
         };
         puids.push(puid);
         next_id += 1;
     }
-    for (i, s) in servers.iter().enumerate() {
-        if ids[i].is_none() {
-            if let Some(prev) = servers[..i]
-                .iter()
-                .zip(&ids)
-                .find(|(p, id)| id.is_none() && p.name == s.name)
-            {
-                return Err(bad(
-                    file,
-                    s.line,
-                    format!(
-                        "server name {:?} is already used on line {}",
-                        s.name, prev.0.line
-                    ),
-                ));
-            }
-        }
+    let unnumbered = servers.iter().zip(&ids).filter(|(_, id)| id.is_none());
+    if let Some((prev, s)) = super::first_repeat(unnumbered.map(|(s, _)| s)) {
+        return Err(bad(
+            file,
+            s.line,
+            format!(
+                "server name {:?} is already used on line {}",
+                s.name, prev.line
+            ),
+        ));
     }
     // Weight-0 servers take no key: left out of the engine (their ids stay taken).
     let mut specs = Vec::new();
