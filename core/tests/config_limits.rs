@@ -141,3 +141,27 @@ fn reading_is_linear_in_the_servers() {
         );
     }
 }
+
+/// `balance uri` options HAProxy refuses are refused (they were accepted); the ones it
+/// takes still read.
+#[test]
+fn haproxy_balance_uri_options_are_checked() {
+    let cfg = |opts: &str| format!("backend b\n balance uri {opts}\n server s1 10.0.0.1:80\n");
+    for opts in [
+        "len abc", "len -5", "depth -1", "bogus 3", "len", "depth 0", "len +3",
+    ] {
+        let e = read_config(&cfg(opts), "h.cfg", None, &mut |_| None).expect_err(opts);
+        let (code, _, line, reason) = site(&e);
+        assert_eq!((code.as_str(), line), ("BAD_CONFIG", 2), "{opts}: {reason}");
+    }
+    for opts in [
+        "len 5",
+        "depth 2",
+        "whole",
+        "path-only",
+        "whole len 10 depth 3",
+        "",
+    ] {
+        read_config(&cfg(opts), "h.cfg", None, &mut |_| None).expect(opts);
+    }
+}

@@ -373,6 +373,7 @@ fn parse_balance(file: &str, l: &Line<'_>) -> Result<Balance, EngineError> {
             source: true,
         }),
         "uri" => {
+            check_uri_options(file, l)?;
             let rest = w[2..].join(" ");
             plain(if rest.is_empty() {
                 "uri".into()
@@ -403,6 +404,35 @@ fn parse_balance(file: &str, l: &Line<'_>) -> Result<Balance, EngineError> {
             format!("balance {other} is not one keyroute reproduces"),
         )),
     }
+}
+
+/// `balance uri` options as HAProxy 2.6 takes them (`whole`, `path-only`, `len N`,
+/// `depth N` with N a positive integer); anything else HAProxy refuses.
+fn check_uri_options(file: &str, l: &Line<'_>) -> Result<(), EngineError> {
+    let mut opts = l.words[2..].iter();
+    while let Some(&o) = opts.next() {
+        match o {
+            "whole" | "path-only" => {}
+            "len" | "depth" => match opts.next() {
+                Some(v) if v.parse::<u32>().is_ok_and(|n| n > 0) && !v.starts_with('+') => {}
+                v => {
+                    return Err(bad(
+                        file,
+                        l.n,
+                        format!("balance uri {o} takes a positive integer, got {v:?} (HAProxy refuses it)"),
+                    ))
+                }
+            },
+            other => {
+                return Err(bad(
+                    file,
+                    l.n,
+                    format!("balance uri: unknown option {other:?} (HAProxy takes len N, depth N, whole, path-only)"),
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `balance uri` options.
