@@ -165,3 +165,37 @@ fn haproxy_balance_uri_options_are_checked() {
         read_config(&cfg(opts), "h.cfg", None, &mut |_| None).expect(opts);
     }
 }
+
+/// Server names with NUL or terminal escape bytes are refused in every reader and in the
+/// node-list grammar, and the error shows them escaped (they were taken and printed raw).
+#[test]
+fn control_characters_in_names_are_refused() {
+    let texts = [
+        "upstream u {\n hash $uri consistent;\n server \"a\u{1b}[2J:80\";\n}\n",
+        "upstream u {\n hash $uri consistent;\n server a\u{0}b:80;\n}\n",
+        "alpha:\n  servers:\n   - 10.0.0.1:11211:1 cache\u{1b}]0;x\u{7}\n",
+        "alpha:\n  servers:\n   - 10.0.0\u{0}.1:11211:1\n",
+        "backend b\n balance uri\n server s\u{1b}1 10.0.0.1:80\n",
+    ];
+    for t in texts {
+        let e = read_config(t, "c.conf", None, &mut |_| None).expect_err(t);
+        let (code, _, _, reason) = site(&e);
+        assert_eq!(code, "BAD_CONFIG", "{t:?}: {reason}");
+        assert!(reason.contains("control characters"), "{reason}");
+        let shown = e.to_string();
+        assert!(!shown.contains(['\u{0}', '\u{1b}', '\u{7}']), "{shown:?}");
+    }
+    for list in ["a\u{0}b", "cache\u{1b}[31m=2", "10.0.0.1:11211:1 x\u{9b}y"] {
+        let e = keyroute::ring::parse_nodes(list).expect_err(list);
+        assert_eq!(e.code().as_str(), "BAD_NODE_SPEC");
+        assert!(
+            !e.to_string().contains(['\u{0}', '\u{1b}', '\u{9b}']),
+            "{e}"
+        );
+    }
+    // Tabs still separate a ketama.servers line.
+    assert_eq!(
+        keyroute::ring::parse_nodes("10.0.1.1:11211\t600").expect("tab")[0].weight,
+        600
+    );
+}

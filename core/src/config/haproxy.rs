@@ -243,6 +243,7 @@ pub(super) fn read(text: &str, file: &str, want: Option<&str>) -> Result<ProxyCo
         puids.push(puid);
         next_id += 1;
     }
+    super::refuse_control(file, &servers)?;
     let unnumbered = servers.iter().zip(&ids).filter(|(_, id)| id.is_none());
     if let Some((prev, s)) = super::first_repeat(unnumbered.map(|(s, _)| s)) {
         return Err(bad(

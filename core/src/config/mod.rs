@@ -258,6 +258,23 @@ pub(crate) fn first_repeat<'a>(
     None
 }
 
+/// Refuses a server whose name or address has a control character (NUL, escape: printed
+/// raw they reach a terminal), with its line and the name escaped.
+pub(crate) fn refuse_control(file: &str, servers: &[ConfigServer]) -> Result<(), EngineError> {
+    let has = |t: &str| t.chars().any(crate::ring::is_control);
+    match servers.iter().find(|s| has(&s.name) || has(&s.address)) {
+        Some(s) => Err(bad(
+            file,
+            s.line,
+            alloc::format!(
+                "server {:?}: a server name or address cannot contain control characters",
+                s.name
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Picks the pool named `want` among `(name, line)`, or the only one.
 pub(crate) fn choose<'a>(
     file: &str,

@@ -310,6 +310,7 @@ pub(super) fn read(
     if specs.is_empty() {
         return Err(bad(file, up.line, format!("upstream {name} has no server")));
     }
+    super::refuse_control(file, &servers)?;
     if let Some((prev, s)) = super::first_repeat(&servers) {
         return Err(unsupported(
             file,

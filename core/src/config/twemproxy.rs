@@ -157,6 +157,7 @@ pub(super) fn read(text: &str, file: &str, want: Option<&str>) -> Result<ProxyCo
     if specs.is_empty() {
         return Err(bad(file, start, format!("pool {pool:?} has no servers")));
     }
+    super::refuse_control(file, &servers)?;
     if let Some((prev, s)) = super::first_repeat(&servers) {
         return Err(bad(
             file,
