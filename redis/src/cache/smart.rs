@@ -411,7 +411,7 @@ impl SmartCache {
                 // then let the panic go on to the caller.
                 bump(&self.counters.backend_calls);
                 bump(&self.counters.backend_errors);
-                self.abandon(entry, fence, "LOADER_PANIC", "the loader panicked");
+                self.abandon(entry, fence, "LOADER_PANIC", "the loader panicked", true);
                 std::panic::resume_unwind(panic);
             }
         };
@@ -421,7 +421,13 @@ impl SmartCache {
             Ok(value) => value,
             Err(failure) => {
                 bump(&self.counters.backend_errors);
-                self.abandon(entry, fence, failure.code(), failure.message());
+                self.abandon(
+                    entry,
+                    fence,
+                    failure.code(),
+                    failure.message(),
+                    failure.is_cached(),
+                );
                 return Loaded::Failed(Error::Backend {
                     code: failure.code().to_string(),
                     message: failure.message().to_string(),
@@ -430,7 +436,7 @@ impl SmartCache {
             }
         };
         if let Err(e) = check_value_len(value.len(), self.config.max_value_len) {
-            self.abandon(entry, fence, "VALUE_TOO_LARGE", &e.to_string());
+            self.abandon(entry, fence, "VALUE_TOO_LARGE", &e.to_string(), true);
             return Loaded::Failed(e.into());
         }
         let call = Call::fill(
@@ -446,14 +452,16 @@ impl SmartCache {
         }
     }
 
-    fn abandon(&self, entry: &[u8], fence: u64, code: &str, message: &str) {
+    /// Releases the lease `fence`, the failure cached for the negative TTL when `cached`
+    /// (else for 0 ms: the next caller loads).
+    fn abandon(&self, entry: &[u8], fence: u64, code: &str, message: &str, cached: bool) {
         let c = &self.checked;
         let call = Call::abandon(
             entry,
             fence,
             code.as_bytes(),
             message.as_bytes(),
-            c.neg_ms,
+            if cached { c.neg_ms } else { 0 },
             self.store.notify(),
             None,
         );
