@@ -72,44 +72,36 @@ fn text_over_the_total_is_refused_naming_its_file() {
     assert_eq!(site(&e).1, "big.cfg");
 }
 
-fn nginx(n: usize) -> String {
-    let mut t = String::from("upstream u {\n hash $uri;\n");
+/// `head`, then `line(i, address)` for `n` distinct IPv4 addresses, then `tail`.
+fn servers(n: usize, head: &str, line: fn(usize, &str) -> String, tail: &str) -> String {
+    let mut t = String::from(head);
     for i in 0..n {
-        t.push_str(&format!(
-            " server 10.{}.{}.{}:80;\n",
-            i >> 16 & 255,
-            i >> 8 & 255,
-            i & 255
+        t.push_str(&line(
+            i,
+            &format!("10.{}.{}.{}", i >> 16 & 255, i >> 8 & 255, i & 255),
         ));
     }
-    t + "}\n"
+    t + tail
+}
+
+fn nginx(n: usize) -> String {
+    servers(
+        n,
+        "upstream u {\n hash $uri;\n",
+        |_, a| format!(" server {a}:80;\n"),
+        "}\n",
+    )
 }
 
 fn twemproxy(n: usize) -> String {
-    let mut t = String::from("alpha:\n  distribution: modula\n  servers:\n");
-    for i in 0..n {
-        t.push_str(&format!(
-            "   - 10.{}.{}.{}:11211:1\n",
-            i >> 16 & 255,
-            i >> 8 & 255,
-            i & 255
-        ));
-    }
-    t
+    let head = "alpha:\n  distribution: modula\n  servers:\n";
+    servers(n, head, |_, a| format!("   - {a}:11211:1\n"), "")
 }
 
 fn haproxy(n: usize) -> String {
     // Consistent: the map-based table is HAProxy's own O(servers x total weight) build.
-    let mut t = String::from("backend b\n balance uri\n hash-type consistent\n");
-    for i in 0..n {
-        t.push_str(&format!(
-            " server s{i} 10.{}.{}.{}:80\n",
-            i >> 16 & 255,
-            i >> 8 & 255,
-            i & 255
-        ));
-    }
-    t
+    let head = "backend b\n balance uri\n hash-type consistent\n";
+    servers(n, head, |i, a| format!(" server s{i} {a}:80\n"), "")
 }
 
 /// The best of three reads of `text`, in seconds.
