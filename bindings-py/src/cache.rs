@@ -208,6 +208,11 @@ fn call_loader(
     };
     match result {
         Ok(v) => loaded_value(v.bind(py), max).map_err(|(le, e)| (le, Failure::Refused(e))),
+        // KeyboardInterrupt, SystemExit: nothing is known of the backend; the lease is
+        // released and nothing cached for the other processes.
+        Err(e) if !e.is_instance_of::<PyException>(py) => {
+            Err((load_error(py, &e).uncached(), Failure::Raised(e)))
+        }
         Err(e) => Err((load_error(py, &e), Failure::Raised(e))),
     }
 }

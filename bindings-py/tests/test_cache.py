@@ -970,3 +970,20 @@ def test_the_stampede_harness_writes_its_report(tmp_path: Path) -> None:
     assert rows["takeover-naive"]["peer_value"] is None
     assert "did not wait" in rows["takeover-naive"]["note"]
     assert rows["slow-holder-calls-naive"]["keyroute"] == 1
+
+
+def test_keyboard_interrupt_in_the_loader_is_not_cached_for_the_others(server: Server, client: str) -> None:
+    """A KeyboardInterrupt (or SystemExit) says nothing of the backend: the lease is released
+    and another instance loads at once (it was served the interrupt as a backend error for
+    neg_ttl_ms)."""
+    cache = keyroute.SmartCache(server.url, lease_ms=5000, neg_ttl_ms=60_000)
+    other = keyroute.SmartCache(server.url, lease_ms=5000, neg_ttl_ms=60_000)
+    for exc in (KeyboardInterrupt, SystemExit):
+        kind = f"k-{exc.__name__}"
+
+        def interrupted() -> bytes:
+            raise exc
+
+        with pytest.raises(exc):
+            cache.get_or_load(client, kind, interrupted)
+        assert other.get_or_load(client, kind, lambda: b"v") == b"v"

@@ -78,3 +78,57 @@ def test_loader_worker_refuses_a_string_of_kinds() -> None:
         serve.LoaderWorker("tcp://127.0.0.1:1", "cards", lambda c, k: b"")
     with pytest.raises(ValueError):
         serve.LoaderWorker("tcp://127.0.0.1:1", ["cards"], lambda c, k: b"", capacity=0)
+
+
+def test_loader_worker_survives_malformed_loads_and_refuses_undeclared_kinds() -> None:
+    """Malformed `load` bodies are skipped (they made `run()` raise and the heartbeats
+    stop); a kind the worker did not declare is answered `failed` BAD_KIND without calling
+    the load function (it was loaded)."""
+    ctx = zmq.Context.instance()
+    broker = ctx.socket(zmq.ROUTER)
+    broker.setsockopt(zmq.LINGER, 0)
+    port = broker.bind_to_random_port("tcp://127.0.0.1")
+    called: "list[str]" = []
+
+    def load(client: str, kind: str) -> bytes:
+        called.append(kind)
+        return f"{client}/{kind}".encode()
+
+    w = serve.LoaderWorker(f"tcp://127.0.0.1:{port}", ["cards"], load, heartbeat_s=0.1)
+    t = threading.Thread(target=w.run, daemon=True)
+    t.start()
+    try:
+        assert broker.poll(5000)
+        ident = broker.recv_multipart()[0]
+        bad_bodies = [b"{not json", b"\xff\xfe", b"[1, 2]", b"null", b"{}", b'{"client": "c1", "kind": "cards"}',
+                      b'{"client": 1, "kind": "cards", "fence": 1}', b'{"client": "c1", "kind": ["cards"], "fence": 1}',
+                      b'{"client": "c1", "kind": "cards", "fence": "x"}', b'{"client": "c1", "kind": "cards", "fence": -1}']
+        for body in bad_bodies:
+            broker.send_multipart([ident, serve.encode_header(101, b"\0" * 16), body])
+        for fence, kind in ((5, "accounts"), (6, "cards")):
+            broker.send_multipart([ident, serve.encode_header(101, fence.to_bytes(16, "big")),
+                                   json.dumps({"client": "c1", "kind": kind, "fence": fence}).encode()])
+        answers = {}
+        heartbeats_after = 0
+        end = time.monotonic() + 5
+        while (len(answers) < 2 or heartbeats_after < 2) and time.monotonic() < end:
+            if not broker.poll(100):
+                continue
+            frames = broker.recv_multipart()
+            h = serve.decode_header(frames[1])
+            if h.msg_type == 100:
+                heartbeats_after += len(answers) == 2
+                continue
+            b = json.loads(frames[2])
+            answers[b["fence"]] = (h.msg_type, b, frames[3] if len(frames) > 3 else None)
+        assert answers[5][0] == 103 and answers[5][1]["code"] == "BAD_KIND", answers
+        assert "accounts" in answers[5][1]["message"]
+        assert answers[6] == (102, {"fence": 6}, b"c1/cards")
+        assert heartbeats_after >= 2, "the worker stopped its heartbeats"
+        assert called == ["cards"] and w.loads == 1
+        assert t.is_alive()
+    finally:
+        w.stop()
+        t.join(5)
+        broker.close(0)
+    assert not t.is_alive()

@@ -215,3 +215,34 @@ fn simulate_compares_engines_side_by_side() {
         assert!(cols[4] < 1.5, "{row}: moves within 1.5x the ideal");
     }
 }
+
+/// `/dev/zero` as `--config`, `--nodes-file` or an nginx `include` is refused with
+/// BAD_CONFIG naming it once 64 MiB are read (it was read until memory ran out).
+#[test]
+fn endless_files_are_refused_by_name() {
+    let o = keyroute(&["route", "--config", "/dev/zero", "k"], None);
+    let err = fails_with(&o, "BAD_CONFIG");
+    assert!(
+        err.contains("configuration /dev/zero is over 64 MiB"),
+        "{err}"
+    );
+    let o = keyroute(&["route", "--nodes-file", "/dev/zero", "k"], None);
+    let err = fails_with(&o, "BAD_CONFIG");
+    assert!(err.contains("nodes file /dev/zero is over 64 MiB"), "{err}");
+    let dir = temp_dir("fleet-zero");
+    let conf = dir.join("nginx.conf");
+    std::fs::write(
+        &conf,
+        "upstream u {\n hash $uri consistent;\n server 10.0.0.1:80;\n include /dev/zero;\n}\n",
+    )
+    .expect("write");
+    let o = keyroute(
+        &["route", "--config", conf.to_str().expect("path"), "k"],
+        None,
+    );
+    let err = fails_with(&o, "BAD_CONFIG");
+    assert!(
+        err.contains("/dev/zero: the configuration and its includes are over 64 MiB"),
+        "{err}"
+    );
+}

@@ -354,3 +354,39 @@ fn session_data_and_versions_are_bounded() {
         "BAD_TTL"
     );
 }
+
+/// A loader that invalidates its own key has every fill fenced: `get_or_load` calls it at
+/// most `MAX_FENCED_LOADS` times, pausing between, and returns the last value unstored
+/// (it was called 3,986 times in 2 s, then `CACHE_TIMEOUT`).
+#[test]
+fn fenced_fills_are_retried_a_bounded_number_of_times() {
+    let server = Server::start();
+    let cache = SmartCache::new(store(&server), CacheConfig::default()).expect("cache");
+    let calls = AtomicU32::new(0);
+    let started = Instant::now();
+    let value = cache
+        .get_or_load("c1", "cards", soon(), || {
+            let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+            cache.invalidate("c1", "cards").expect("invalidate");
+            Ok::<_, LoadError>(format!("v{n}").into_bytes())
+        })
+        .expect("the last value");
+    let n = calls.load(Ordering::SeqCst);
+    assert_eq!(n, keyroute_redis::cache::MAX_FENCED_LOADS);
+    assert_eq!(value, format!("v{n}").into_bytes());
+    assert_eq!(
+        cache.stats().fenced_fills,
+        u64::from(n),
+        "{:?}",
+        cache.stats()
+    );
+    // Paused between: 10 + 20 ms at least.
+    assert!(started.elapsed() >= Duration::from_millis(30));
+    // Nothing was stored: the next call loads (and stores) afresh.
+    let again = cache
+        .get_or_load("c1", "cards", soon(), || {
+            Ok::<_, LoadError>(b"fresh".to_vec())
+        })
+        .expect("load");
+    assert_eq!(again, b"fresh");
+}

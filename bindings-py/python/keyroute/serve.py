@@ -270,11 +270,31 @@ class LoadFailed(Exception):
 LoadFn = Callable[[str, str], bytes]
 
 
+def _load_job(body: bytes) -> Optional[Tuple[str, str, int]]:
+    """``(client, kind, fence)`` of a ``load`` body, or None when it is not
+    ``{client: str, kind: str, fence: int >= 0}`` (not JSON, a field missing or of
+    another type)."""
+    try:
+        load = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(load, dict):
+        return None
+    client, kind, fence = load.get("client"), load.get("kind"), load.get("fence")
+    if not (isinstance(client, str) and isinstance(kind, str)):
+        return None
+    if not isinstance(fence, int) or isinstance(fence, bool) or fence < 0:
+        return None
+    return client, kind, fence
+
+
 class LoaderWorker:
     """A loader worker for ``kinds`` at the broker's worker endpoint.
 
     ``fn(client, kind)`` returns the value (``bytes``); an exception answers ``failed``
-    with its ``.code`` (``BACKEND_ERROR`` when it has none) and its text. ``capacity``
+    with its ``.code`` (``BACKEND_ERROR`` when it has none) and its text. A ``load`` of a
+    kind not in ``kinds`` is answered ``failed`` with ``BAD_KIND`` without calling ``fn``;
+    a malformed one (not JSON, a field missing or of another type) is skipped. ``capacity``
     loads run at once, each in its own thread; ``worker.ready`` is repeated every
     ``heartbeat_s`` (the broker drops a worker silent for 3 s by default).
     """
@@ -294,6 +314,7 @@ class LoaderWorker:
             raise ValueError("capacity is at least 1")
         self.endpoint = endpoint
         self.kinds: List[str] = list(kinds)
+        self._declared = frozenset(self.kinds)
         self.fn = fn
         self.capacity = capacity
         self.heartbeat_s = heartbeat_s
@@ -362,10 +383,23 @@ class LoaderWorker:
                         h = decode_header(frames[0])
                     except ValueError:
                         continue
-                    if h.msg_type == 101 and len(frames) > 1:
-                        load = json.loads(frames[1])
-                        self.loads += 1
-                        jobs.put((str(load["client"]), str(load["kind"]), int(load["fence"])))
+                    if h.msg_type != 101 or len(frames) < 2:
+                        continue
+                    job = _load_job(frames[1])
+                    if job is None:
+                        continue  # malformed: skipped, as the Rust worker does
+                    client, kind, fence = job
+                    if kind not in self._declared:
+                        seq += 1
+                        body = json.dumps({
+                            "fence": fence,
+                            "code": "BAD_KIND",
+                            "message": f"this worker does not load kind {kind!r} (it declared {self.kinds})",
+                        }).encode()
+                        sock.send_multipart([encode_header(103, seq.to_bytes(16, "big")), body])
+                        continue
+                    self.loads += 1
+                    jobs.put(job)
         finally:
             for _ in threads:
                 jobs.put(None)

@@ -21,6 +21,7 @@ pub mod script;
 pub mod serve;
 pub mod simulate;
 pub mod slot;
+pub mod text_file;
 
 /// What to print on stdout: text for people, or JSON (`--format json`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

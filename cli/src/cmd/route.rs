@@ -11,6 +11,7 @@ use keyroute::ring::{parse_nodes, NodeSpec};
 
 use super::keys::{arg_bytes, for_each_stdin_line, KeyJson};
 use super::ring_args::ProfileArgs;
+use super::text_file::{read_capped, read_text};
 use super::{json_line, note_reading_stdin, CliError, Format};
 
 /// Print the owner of each key, one line per key.
@@ -97,18 +98,9 @@ fn nodes_of(args: &Args) -> Result<Vec<NodeSpec>, CliError> {
     let nodes = match (&args.nodes, &args.nodes_file) {
         (Some(list), _) => parse_nodes(list).map_err(|e| CliError::from(e).context("--nodes"))?,
         (None, Some(path)) => {
-            let shown = path.display();
-            let bytes = std::fs::read(path).map_err(|e| {
-                CliError::from(e).context(format!("cannot read nodes file {shown}"))
-            })?;
-            let text = String::from_utf8(bytes).map_err(|_| {
-                CliError::new(
-                    ErrorCode::BadUtf8,
-                    format!("nodes file {shown} is not UTF-8 text"),
-                )
-            })?;
+            let text = read_text(path, "nodes file")?;
             parse_nodes(&text)
-                .map_err(|e| CliError::from(e).context(format!("nodes file {shown}")))?
+                .map_err(|e| CliError::from(e).context(format!("nodes file {}", path.display())))?
         }
         (None, None) => {
             return Err(CliError::new(
@@ -126,8 +118,7 @@ pub fn router_of(args: &Args) -> Result<(Router, Option<Vec<ConfigServer>>), Cli
         return Ok((args.ring.router(&nodes_of(args)?)?, None));
     };
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::from(e).context(format!("cannot read configuration {shown}")))?;
+    let text = read_text(path, "configuration")?;
     let mut addresses = Vec::new();
     for r in &args.resolved {
         let parsed = r
@@ -143,7 +134,8 @@ pub fn router_of(args: &Args) -> Result<(Router, Option<Vec<ConfigServer>>), Cli
             }
         }
     }
-    // nginx `include`: relative to the configuration's folder, read as text.
+    // nginx `include`: relative to the configuration's folder, read as text; a file over
+    // the bound comes back cut just past it, for the reader to refuse by name.
     let dir = path
         .parent()
         .map(std::path::Path::to_path_buf)
@@ -155,7 +147,11 @@ pub fn router_of(args: &Args) -> Result<(Router, Option<Vec<ConfigServer>>), Cli
         } else {
             dir.join(p)
         };
-        std::fs::read_to_string(full).ok()
+        let bytes = read_capped(&full).ok()?;
+        if bytes.len() > keyroute::config::MAX_CONFIG_BYTES {
+            return Some(String::from_utf8_lossy(&bytes).into_owned());
+        }
+        String::from_utf8(bytes).ok()
     };
     let mut options = ReadOptions {
         resolve: &mut resolve,

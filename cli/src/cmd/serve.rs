@@ -102,7 +102,7 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     pub grace_ms: i128,
-    /// Largest frame (bytes) read; larger ones are answered PAYLOAD_TOO_LARGE.
+    /// Largest frame (bytes) read; larger ones are answered VALUE_TOO_LARGE.
     #[arg(long, env = "KEYROUTE_MAX_FRAME", default_value_t = 16 << 20, allow_negative_numbers = true)]
     pub max_frame: i128,
     /// Lease of a load (ms): another instance may take over a load silent this long.

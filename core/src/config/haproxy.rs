@@ -1,6 +1,7 @@
 //! HAProxy 2.6: a `backend` or `listen` section (with what it inherits from `defaults`),
 //! `balance`, `hash-type`, servers with their ids and weights.
 
+use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -214,17 +215,16 @@ pub(super) fn read(text: &str, file: &str, want: Option<&str>) -> Result<ProxyCo
         ));
     }
     // Server ids: explicit ones first, then the first free id from the position.
-    let mut used: Vec<u32> = Vec::new();
+    let mut used: BTreeSet<u32> = BTreeSet::new();
     for (i, id) in ids.iter().enumerate() {
         if let Some(id) = id {
-            if used.contains(id) {
+            if !used.insert(*id) {
                 return Err(bad(
                     file,
                     servers[i].line,
                     format!("server {}: id {id} is already used", servers[i].name),
                 ));
             }
-            used.push(*id);
         }
     }
     let mut puids = Vec::with_capacity(ids.len());
@@ -236,30 +236,24 @@ pub(super) fn read(text: &str, file: &str, want: Option<&str>) -> Result<ProxyCo
                 while used.contains(&next_id) {
                     next_id += 1;
                 }
-                used.push(next_id);
+                used.insert(next_id);
                 next_id
             }
         };
         puids.push(puid);
         next_id += 1;
     }
-    for (i, s) in servers.iter().enumerate() {
-        if ids[i].is_none() {
-            if let Some(prev) = servers[..i]
-                .iter()
-                .zip(&ids)
-                .find(|(p, id)| id.is_none() && p.name == s.name)
-            {
-                return Err(bad(
-                    file,
-                    s.line,
-                    format!(
-                        "server name {:?} is already used on line {}",
-                        s.name, prev.0.line
-                    ),
-                ));
-            }
-        }
+    super::refuse_control(file, &servers)?;
+    let unnumbered = servers.iter().zip(&ids).filter(|(_, id)| id.is_none());
+    if let Some((prev, s)) = super::first_repeat(unnumbered.map(|(s, _)| s)) {
+        return Err(bad(
+            file,
+            s.line,
+            format!(
+                "server name {:?} is already used on line {}",
+                s.name, prev.line
+            ),
+        ));
     }
     // Weight-0 servers take no key: left out of the engine (their ids stay taken).
     let mut specs = Vec::new();
@@ -380,6 +374,7 @@ fn parse_balance(file: &str, l: &Line<'_>) -> Result<Balance, EngineError> {
             source: true,
         }),
         "uri" => {
+            check_uri_options(file, l)?;
             let rest = w[2..].join(" ");
             plain(if rest.is_empty() {
                 "uri".into()
@@ -410,6 +405,35 @@ fn parse_balance(file: &str, l: &Line<'_>) -> Result<Balance, EngineError> {
             format!("balance {other} is not one keyroute reproduces"),
         )),
     }
+}
+
+/// `balance uri` options as HAProxy 2.6 takes them (`whole`, `path-only`, `len N`,
+/// `depth N` with N a positive integer); anything else HAProxy refuses.
+fn check_uri_options(file: &str, l: &Line<'_>) -> Result<(), EngineError> {
+    let mut opts = l.words[2..].iter();
+    while let Some(&o) = opts.next() {
+        match o {
+            "whole" | "path-only" => {}
+            "len" | "depth" => match opts.next() {
+                Some(v) if v.parse::<u32>().is_ok_and(|n| n > 0) && !v.starts_with('+') => {}
+                v => {
+                    return Err(bad(
+                        file,
+                        l.n,
+                        format!("balance uri {o} takes a positive integer, got {v:?} (HAProxy refuses it)"),
+                    ))
+                }
+            },
+            other => {
+                return Err(bad(
+                    file,
+                    l.n,
+                    format!("balance uri: unknown option {other:?} (HAProxy takes len N, depth N, whole, path-only)"),
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `balance uri` options.

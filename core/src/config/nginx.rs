@@ -4,6 +4,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::limits::Budget;
 use super::{bad, choose, unsupported, ConfigServer, Format, ProxyConfig};
 use crate::engine::{EngineError, Kind, Router};
 use crate::ring::NodeSpec;
@@ -112,6 +113,7 @@ fn parse(
     file: &str,
     resolve: Resolve<'_>,
     depth: usize,
+    budget: &mut Budget,
 ) -> Result<Vec<Directive>, EngineError> {
     let mut lx = Lexer {
         b: text.as_bytes(),
@@ -142,6 +144,7 @@ fn parse(
                     if depth > 16 {
                         return Err(bad(file, first_line, "includes nest more than 16 deep"));
                     }
+                    budget.include(file, first_line, target)?;
                     let Some(inc) = resolve(target) else {
                         return Err(unsupported(
                             file,
@@ -149,7 +152,8 @@ fn parse(
                             format!("include {target}: the file cannot be read (give its contents, or the configuration without it)"),
                         ));
                     };
-                    let sub = parse(&inc, target, resolve, depth + 1)?;
+                    budget.included(target, &inc)?;
+                    let sub = parse(&inc, target, resolve, depth + 1, budget)?;
                     if let Some(s) = stack.last_mut() {
                         s.0.extend(sub);
                     }
@@ -230,8 +234,9 @@ pub(super) fn read(
     file: &str,
     want: Option<&str>,
     options: &mut super::ReadOptions<'_>,
+    budget: &mut Budget,
 ) -> Result<ProxyConfig, EngineError> {
-    let dirs = parse(text, file, options.resolve, 0)?;
+    let dirs = parse(text, file, options.resolve, 0, budget)?;
     let mut ups = Vec::new();
     upstreams(&dirs, &mut ups);
     let names: Vec<(String, usize)> = ups
@@ -305,14 +310,13 @@ pub(super) fn read(
     if specs.is_empty() {
         return Err(bad(file, up.line, format!("upstream {name} has no server")));
     }
-    for (i, s) in servers.iter().enumerate() {
-        if let Some(prev) = servers[..i].iter().find(|p| p.name == s.name) {
-            return Err(unsupported(
-                file,
-                s.line,
-                format!("server {} is listed twice (also line {}): nginx merges their points and picks by load", s.name, prev.line),
-            ));
-        }
+    super::refuse_control(file, &servers)?;
+    if let Some((prev, s)) = super::first_repeat(&servers) {
+        return Err(unsupported(
+            file,
+            s.line,
+            format!("server {} is listed twice (also line {}): nginx merges their points and picks by load", s.name, prev.line),
+        ));
     }
     if !consistent {
         if let Some(&d) = down.first() {

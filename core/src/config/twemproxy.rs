@@ -105,16 +105,6 @@ pub(super) fn read(text: &str, file: &str, want: Option<&str>) -> Result<ProxyCo
             }
             let (server, spec, h) = server_entry(file, n, unquote(entry))?;
             hashed.push(h);
-            if let Some(prev) = servers.iter().find(|s| s.name == server.name) {
-                return Err(bad(
-                    file,
-                    n,
-                    format!(
-                        "server name {:?} is already used on line {} (nutcracker refuses the pool)",
-                        server.name, prev.line
-                    ),
-                ));
-            }
             servers.push(server);
             specs.push(spec);
             continue;
@@ -166,6 +156,17 @@ pub(super) fn read(text: &str, file: &str, want: Option<&str>) -> Result<ProxyCo
     }
     if specs.is_empty() {
         return Err(bad(file, start, format!("pool {pool:?} has no servers")));
+    }
+    super::refuse_control(file, &servers)?;
+    if let Some((prev, s)) = super::first_repeat(&servers) {
+        return Err(bad(
+            file,
+            s.line,
+            format!(
+                "server name {:?} is already used on line {} (nutcracker refuses the pool)",
+                s.name, prev.line
+            ),
+        ));
     }
     let _ = hash_line;
     let router = if dist == "modula" {

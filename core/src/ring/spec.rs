@@ -20,9 +20,10 @@
 //! and how to write each (`a:2=1` or `a=2`).
 //!
 //! Weights are integers from 1 to 2³² − 1 (0 is allowed by [`parse_weights`], where it
-//! means "drain this node"). Node names cannot contain `,`, `#`, `=` or whitespace.
+//! means "drain this node"). Node names cannot contain `,`, `#`, `=`, whitespace or
+//! control characters (NUL, escape: refused, and shown escaped in the error).
 
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use super::engine::Ring;
@@ -130,6 +131,9 @@ impl Ring {
 /// assert_eq!(aliased.address.as_deref(), Some("10.0.0.1:11211"));
 /// assert_eq!(parse_node("cache-a:2").unwrap_err().code().as_str(), "AMBIGUOUS_NODE_SPEC");
 /// assert_eq!(parse_node("cache-a=0").unwrap_err().code().as_str(), "ZERO_WEIGHT");
+/// let esc = parse_node("cache\x1b[31m").unwrap_err();
+/// assert_eq!(esc.code().as_str(), "BAD_NODE_SPEC");
+/// assert!(!esc.to_string().contains('\x1b'));
 /// # Ok::<(), keyroute::ring::RingError>(())
 /// ```
 ///
@@ -221,6 +225,13 @@ fn entries(text: &str) -> impl Iterator<Item = &str> {
 /// An entry's node (weight not yet checked) and its weight as given (1 when none).
 fn parse_entry(entry: &str) -> Result<(NodeSpec, i128), RingError> {
     let entry = entry.trim();
+    if entry.chars().any(is_control) {
+        // Shown escaped: the raw bytes would reach a terminal.
+        return Err(RingError::BadNodeSpec {
+            entry: entry.escape_debug().to_string(),
+            reason: "a node name cannot contain control characters (NUL, escape, ...)",
+        });
+    }
     let bad = |reason| RingError::BadNodeSpec {
         entry: entry.into(),
         reason,
@@ -291,6 +302,12 @@ fn twemproxy(token: &str) -> Option<(&str, &str)> {
         !host.is_empty() && (!host.contains(':') || (host.starts_with('[') && host.ends_with(']')));
     (host_ok && is_digits(port) && is_digits(weight.trim_start_matches('-')))
         .then_some((address, weight))
+}
+
+/// A control character that is not a separator (tabs and spaces separate the parts of an
+/// entry): NUL, escape, DEL, the C1 controls.
+pub(crate) fn is_control(c: char) -> bool {
+    c.is_control() && !c.is_whitespace()
 }
 
 fn is_digits(s: &str) -> bool {

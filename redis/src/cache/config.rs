@@ -93,13 +93,46 @@ impl CacheConfig {
             }));
         }
         let lease_ms = ms("lease", self.lease, 1)?;
+        let soft_ms = ms("soft_ttl", self.soft_ttl, 1)?;
+        // A value is kept until the hard TTL and fresh until the soft one: soft after
+        // hard would keep nothing fresh past the hard TTL while claiming to.
+        let hard_ms = ms("hard_ttl (at least soft_ttl)", self.hard_ttl, soft_ms)?;
         Ok(Checked {
             lease_ms,
-            soft_ms: ms("soft_ttl", self.soft_ttl, 1)?,
-            hard_ms: ms("hard_ttl", self.hard_ttl, 1)?,
+            soft_ms,
+            hard_ms,
             neg_ms: ms("neg_ttl", self.neg_ttl, 0)?,
             tombstone_ms: (2 * lease_ms).max(1000),
             beta: self.xfetch_beta,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `soft_ttl` past `hard_ttl` (soft 1000 ms, hard 10 ms) was accepted; it is BAD_TTL
+    /// (every binding's SmartCache is checked here). Equal TTLs are allowed.
+    #[test]
+    fn soft_ttl_past_hard_ttl_is_refused() {
+        let config = CacheConfig {
+            soft_ttl: Duration::from_millis(1000),
+            hard_ttl: Duration::from_millis(10),
+            ..CacheConfig::default()
+        };
+        let err = config.check().expect_err("soft > hard");
+        assert_eq!(err.code().as_str(), "BAD_TTL");
+        assert!(
+            err.to_string()
+                .contains("hard_ttl (at least soft_ttl) is 10 ms"),
+            "{err}"
+        );
+        let equal = CacheConfig {
+            soft_ttl: Duration::from_millis(10),
+            hard_ttl: Duration::from_millis(10),
+            ..CacheConfig::default()
+        };
+        assert!(equal.check().is_ok());
     }
 }

@@ -16,8 +16,10 @@ use keyroute::cache::{truncate_message, MAX_ERROR_CODE_LEN};
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LoadError {
-    code: String,
-    message: String,
+    // Boxed: a LoadError travels in Err variants, kept small (clippy::result_large_err).
+    code: Box<str>,
+    message: Box<str>,
+    cached: bool,
 }
 
 impl LoadError {
@@ -41,7 +43,36 @@ impl LoadError {
             code.truncate(end);
         }
         let message = truncate_message(&message.into()).to_string();
-        LoadError { code, message }
+        LoadError {
+            code: code.into_boxed_str(),
+            message: message.into_boxed_str(),
+            cached: true,
+        }
+    }
+
+    /// A failure that says nothing of the backend (the caller was interrupted: a Python
+    /// `KeyboardInterrupt` or `SystemExit`): not cached, the lease is released at once and
+    /// the next caller, here or in another instance, loads.
+    ///
+    /// ```
+    /// use keyroute_redis::cache::LoadError;
+    /// let err = LoadError::new("E1", "m").uncached();
+    /// assert!(!err.is_cached());
+    /// assert!(LoadError::new("E1", "m").is_cached());
+    /// ```
+    pub fn uncached(mut self) -> Self {
+        self.cached = false;
+        self
+    }
+
+    /// Whether the failure is cached for the negative TTL (all but
+    /// [`uncached`](Self::uncached) ones).
+    ///
+    /// ```
+    /// assert!(keyroute_redis::cache::LoadError::new("E1", "m").is_cached());
+    /// ```
+    pub fn is_cached(&self) -> bool {
+        self.cached
     }
 
     /// A failure from any error: code `BACKEND_ERROR`, its text as the message.

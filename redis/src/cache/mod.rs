@@ -74,7 +74,7 @@ pub use devices::Devices;
 pub use exec::{eval, evalsha};
 pub use load_error::LoadError;
 pub use sessions::{NewSession, SessionConfig, Sessions};
-pub use smart::SmartCache;
+pub use smart::{SmartCache, MAX_FENCED_LOADS};
 pub use stats::Stats;
 pub use store::{eval_cluster, Store};
 pub use warm::WarmReport;
