@@ -212,7 +212,8 @@ struct DeviceClient {
     client: String,
 }
 
-fn body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Answer> {
+/// Reads a JSON object body (empty = `{}`) into `T`; anything else is `BAD_TYPE`.
+pub(crate) fn body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Answer> {
     let text = if bytes.is_empty() { b"{}" } else { bytes };
     let json: Json = serde_json::from_slice(text).map_err(bad_body)?;
     if !json.is_object() {
