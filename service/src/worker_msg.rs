@@ -7,7 +7,7 @@
 use keyroute::frame::{MsgType, TransportError};
 use serde::Deserialize;
 
-use crate::proto::{bad_body, body, Answer};
+use crate::proto::{bad_body, body, no_payload, Answer};
 
 /// The most kinds one worker may declare, and the largest capacity.
 pub(crate) const MAX_WORKER_KINDS: usize = 64;
@@ -85,13 +85,7 @@ pub(crate) fn parse_worker(
     b: &[u8],
     payload: Option<Vec<u8>>,
 ) -> Result<WorkerMsg, Answer> {
-    let no_payload = |p: &Option<Vec<u8>>| {
-        if p.is_some() {
-            Err(bad_body(format!("{} takes no payload frame", t.name())))
-        } else {
-            Ok(())
-        }
-    };
+    let no_payload = |p: &Option<Vec<u8>>| no_payload(t, p);
     Ok(match t {
         MsgType::WorkerReady => {
             no_payload(&payload)?;
