@@ -108,6 +108,22 @@ def service_requests():
     yield req(999, b"")
 
 
+def worker_messages():
+    """[header length][header][body][0xFF payload?], as fuzz_targets/worker_message.rs reads."""
+
+    def msg(msg_type, body, payload=None):
+        head = struct.pack(">BBHHBBI", 1, 0, msg_type, 0, 0, 0, 0) + bytes(16) + b"\0"
+        out = bytes([len(head)]) + head + body
+        return out + b"\xff" + payload if payload is not None else out
+
+    yield msg(100, b'{"kinds": ["accounts", "cards"], "capacity": 4}')
+    yield msg(100, b'{"kinds": [], "capacity": 1}')
+    yield msg(102, b'{"fence": 7}', b"value")
+    yield msg(103, b'{"fence": 7, "code": "UPSTREAM_500", "message": "down"}')
+    yield msg(103, b'{"fence": 7, "code": "~LOAD_TIMEOUT"}')
+    yield msg(0x8064, b"{}")
+
+
 def serde_docs():
     yield from (
         b'{"profile": "libketama", "nodes": [{"name": "10.0.0.1:11211", "weight": 600},'
@@ -150,6 +166,7 @@ SEEDS = {
     "frame_header": headers,
     "serde_read": serde_docs,
     "service_request": service_requests,
+    "worker_message": worker_messages,
     "cache_inputs": cache_inputs,
     "config_read": configs,
 }

@@ -5,7 +5,8 @@
 #                      real redis-server (standalone and a 6-node Cluster), `keyroute serve`
 #                      processes, Python and Rust workers. Takes ~3 minutes on 2 cores; the
 #                      LONG suite is test_rss_flat_at_ten_times_capacity (~75 s, 60 s of 10x
-#                      load; KEYROUTE_RSS_SECONDS shortens it).
+#                      load; KEYROUTE_RSS_SECONDS shortens it), and the 60-second soak
+#                      (service/tests/test_soak.py; mk/61-soak.mk runs it for 10 min).
 #   make demo-serve    the service step of `make demo`
 #   make bench-serve   ping through the broker, cache hits on Redis, RSS with 100 workers
 #                      and a full 3,000-message queue, refusal latency while stalled

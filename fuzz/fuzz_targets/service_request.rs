@@ -11,27 +11,12 @@
 #[path = "../../service/src/proto.rs"]
 mod proto;
 
-use keyroute::frame::{Header, MsgType};
+use keyroute::frame::Header;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    // [header length byte][header][body][0xFF payload?]
-    let Some((&hlen, rest)) = data.split_first() else {
+    let Some((header, types, body, payload)) = keyroute_fuzz::service_message(data) else {
         return;
-    };
-    let hlen = usize::from(hlen).min(rest.len());
-    let (head, rest) = rest.split_at(hlen);
-    let (body, payload) = match rest.iter().position(|&b| b == 0xFF) {
-        Some(i) => (&rest[..i], Some(rest[i + 1..].to_vec())),
-        None => (rest, None),
-    };
-    let header = match Header::decode(head) {
-        Ok(h) => h,
-        Err(_) => Header::request(MsgType::Ping, Header::salvage_request_id(head)),
-    };
-    let types: Vec<MsgType> = match header.kind() {
-        Some(t) => vec![t],
-        None => MsgType::ALL.to_vec(),
     };
     for t in types {
         let answer = match proto::parse(t, body, payload.clone()) {

@@ -464,3 +464,34 @@ pub fn check_plan(map: &keyroute::slot::SlotMap, weights: &[(keyroute::slot::Nod
     let replan = Plan::new(&after, weights).expect("plans again");
     assert!(replan.is_empty(), "a plan's result needs no further moves");
 }
+
+/// A service message from fuzz input, `[header length byte][header][body][0xFF payload?]`
+/// (the service_request and worker_message targets): the header as decoded (or a ping
+/// carrying the request id it salvaged), the types to read it as (its own, or every type
+/// when it has none), the body and the payload. `None` for empty input.
+pub fn service_message(
+    data: &[u8],
+) -> Option<(
+    keyroute::frame::Header<'_>,
+    Vec<keyroute::frame::MsgType>,
+    &[u8],
+    Option<Vec<u8>>,
+)> {
+    use keyroute::frame::{Header, MsgType};
+    let (&hlen, rest) = data.split_first()?;
+    let hlen = usize::from(hlen).min(rest.len());
+    let (head, rest) = rest.split_at(hlen);
+    let (body, payload) = match rest.iter().position(|&b| b == 0xFF) {
+        Some(i) => (&rest[..i], Some(rest[i + 1..].to_vec())),
+        None => (rest, None),
+    };
+    let header = match Header::decode(head) {
+        Ok(h) => h,
+        Err(_) => Header::request(MsgType::Ping, Header::salvage_request_id(head)),
+    };
+    let types = match header.kind() {
+        Some(t) => vec![t],
+        None => MsgType::ALL.to_vec(),
+    };
+    Some((header, types, body, payload))
+}

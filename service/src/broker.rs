@@ -2,7 +2,7 @@
 //! hands them to the threads, sends loads to the workers and answers every accepted
 //! request exactly once.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
@@ -14,20 +14,19 @@ use std::time::{Duration, Instant};
 use keyroute::error::ErrorCode;
 use keyroute::frame::{Header, MsgType, TransportError, HEADER_FIXED_LEN};
 use keyroute::queue::{DeadlineQueue, Popped};
-use serde::Deserialize;
 use serde_json::json;
 use tracing::{debug, info, warn};
 
 use crate::config::Config;
 use crate::error::ServeError;
 use crate::metrics::Metrics;
-use crate::proto::{bad_body, parse, reply_frames, Answer, Req};
+use crate::proto::{parse, reply_frames, Answer, Req};
 use crate::store::{LoadFailure, Store};
+use crate::worker_msg::{parse_worker, WorkerMsg};
 use crate::workers::Workers;
 
-/// The most kinds one worker may declare, and the largest capacity.
-const MAX_WORKER_KINDS: usize = 64;
-const MAX_WORKER_CAPACITY: usize = 1024;
+/// The most kinds that get a label of their own in the loads metric.
+const MAX_KIND_LABELS: usize = 1024;
 /// Messages read from one socket before looking at the others.
 const BATCH: usize = 512;
 /// How often timers are looked at.
@@ -112,6 +111,8 @@ struct Pending {
     req: Option<Req>,
     running: bool,
     flight: Option<(String, String)>,
+    /// It was parked behind another request's load (then promoted to lead its own).
+    parked: bool,
 }
 
 struct Load {
@@ -135,8 +136,15 @@ pub(crate) struct Broker {
     idle_threads: usize,
     queue: DeadlineQueue<u64>,
     pending: HashMap<u64, Pending>,
-    /// product.get in flight per (client, kind): the leader's token and parked waiters.
-    flights: HashMap<(String, String), (u64, Vec<u64>)>,
+    /// product.get in flight per (client, kind): the leader's token and the parked
+    /// waiters (tokens grow with arrival, so the set is in arrival order).
+    flights: HashMap<(String, String), (u64, BTreeSet<u64>)>,
+    /// Every parked waiter by deadline: the timer answers the due ones without looking
+    /// at the others.
+    parked: BTreeSet<(Instant, u64)>,
+    /// The kinds the connected workers declared, and those that got a metrics label.
+    declared: HashSet<String>,
+    labelled: HashSet<String>,
     running: Vec<usize>,
     caps: Vec<usize>,
     class_of: HashMap<String, usize>,
@@ -228,6 +236,9 @@ impl Broker {
             mailbox,
             jobs,
             flights: HashMap::new(),
+            parked: BTreeSet::new(),
+            declared: HashSet::new(),
+            labelled: HashSet::new(),
             workers: Workers::default(),
             loads: HashMap::new(),
             waiting_loads: VecDeque::new(),
@@ -419,7 +430,7 @@ impl Broker {
         };
         let deadline_ms = match header.deadline_ms {
             0 => self.config.default_deadline,
-            ms => Duration::from_millis(u64::from(ms)),
+            ms => Duration::from_millis(u64::from(ms)).min(self.config.max_deadline),
         };
         let deadline = received + deadline_ms;
         let priority = header.priority;
@@ -430,6 +441,15 @@ impl Broker {
         let flight = req
             .product_key()
             .map(|(c, k)| (c.to_string(), k.to_string()));
+        if let Some((_, waiters)) = flight.as_ref().and_then(|k| self.flights.get(k)) {
+            if waiters.len() >= self.config.max_waiters_per_key
+                || self.parked.len() >= self.config.max_waiters
+            {
+                let answer = Answer::Transport(TransportError::TooManyWaiters);
+                self.refuse(&envelope, &header, answer, name, received);
+                return;
+            }
+        }
         let token = self.next_token;
         self.next_token += 1;
         let pending = Pending {
@@ -442,20 +462,24 @@ impl Broker {
             req: Some(req),
             running: false,
             flight: flight.clone(),
+            parked: false,
         };
         // A product.get whose key is loading already parks: no thread, no queue slot.
         if let Some(key) = &flight {
             if let Some((_, waiters)) = self.flights.get_mut(key) {
-                waiters.push(token);
+                let mut pending = pending;
+                pending.parked = true;
+                waiters.insert(token);
+                self.parked.insert((deadline, token));
                 self.pending.insert(token, pending);
-                self.metrics.parked.inc();
+                self.metrics.parked.set(self.parked.len() as i64);
                 return;
             }
         }
         self.pending.insert(token, pending);
         if self.enqueue(token, priority, deadline, class) && flight.is_some() {
             if let Some(key) = flight {
-                self.flights.insert(key, (token, Vec::new()));
+                self.flights.insert(key, (token, BTreeSet::new()));
             }
         }
     }
@@ -483,10 +507,14 @@ impl Broker {
     }
 
     /// A queued request whose deadline passed: EXPIRED, or AT_CAP when its kind's cap held
-    /// it back.
+    /// it back, or LOAD_TIMEOUT when it waited parked for a load before.
     fn expire(&mut self, token: u64, class: usize) {
         let at_cap = class > 0 && self.running[class] >= self.caps[class];
-        let e = if at_cap {
+        let was_parked = self.pending.get(&token).is_some_and(|p| p.parked);
+        let e = if was_parked {
+            // Promoted after waiting for another request's load: its wait was a load's.
+            TransportError::LoadTimeout
+        } else if at_cap {
             TransportError::AtCap
         } else {
             TransportError::Expired
@@ -511,6 +539,8 @@ impl Broker {
             }
         }
         if let Some(key) = p.flight {
+            self.parked.remove(&(p.deadline, token));
+            self.metrics.parked.set(self.parked.len() as i64);
             self.settle_flight(token, key, &answer);
         }
     }
@@ -524,17 +554,13 @@ impl Broker {
         if *leader != token {
             // A waiter answered on its own (deadline): leave the flight alone.
             if let Some((_, w)) = self.flights.get_mut(&key) {
-                if let Some(i) = w.iter().position(|t| *t == token) {
-                    w.swap_remove(i);
-                    self.metrics.parked.dec();
-                }
+                w.remove(&token);
             }
             return;
         }
         let Some((_, waiters)) = self.flights.remove(&key) else {
             return;
         };
-        self.metrics.parked.dec_by(waiters.len() as i64);
         let own = matches!(
             answer,
             Answer::Transport(
@@ -565,10 +591,15 @@ impl Broker {
                 self.answer(next, Answer::Transport(TransportError::ShuttingDown));
                 continue;
             }
+            if deadline <= Instant::now() {
+                // It waited for a load to its end: not a queue expiry.
+                self.answer(next, Answer::Transport(TransportError::LoadTimeout));
+                continue;
+            }
+            self.parked.remove(&(deadline, next));
+            self.metrics.parked.set(self.parked.len() as i64);
             if self.enqueue(next, prio, deadline, class) {
-                let others: Vec<u64> = rest.collect();
-                self.metrics.parked.inc_by(others.len() as i64);
-                self.flights.insert(key, (next, others));
+                self.flights.insert(key, (next, rest.collect()));
                 return;
             }
         }
@@ -658,14 +689,30 @@ impl Broker {
 
     // ---- workers ----
 
-    fn count_load(&self, kind: &str, outcome: &str) {
+    /// Counts a load under its kind's label: only kinds a worker declared get one (at
+    /// most [`MAX_KIND_LABELS`] over the process's life); every other kind is `other`,
+    /// so that requests for made-up kinds cannot grow `/metrics`.
+    fn count_load(&mut self, kind: &str, outcome: &str) {
+        let labelled = self.labelled.contains(kind)
+            || (self.declared.contains(kind) && self.labelled.len() < MAX_KIND_LABELS && {
+                self.labelled.insert(kind.to_string());
+                true
+            });
+        let label = if labelled { kind } else { "other" };
         self.metrics
             .loads
             .get_or_create(&vec![
-                ("kind".to_string(), kind.to_string()),
+                ("kind".to_string(), label.to_string()),
                 ("outcome".to_string(), outcome.to_string()),
             ])
             .inc();
+    }
+
+    /// The workers' declarations changed: app.start's kinds and the labelled kinds.
+    fn kinds_changed(&mut self) {
+        let kinds = self.workers.kinds();
+        self.declared = kinds.iter().cloned().collect();
+        self.mailbox.set_kinds(kinds);
     }
 
     /// Sends waiting loads to idle workers, oldest first.
@@ -731,86 +778,59 @@ impl Broker {
                 return;
             }
         };
+        let ty = match header.kind() {
+            Some(t) if !header.is_reply() => t,
+            _ => {
+                return self.reply_worker(
+                    &id,
+                    &header,
+                    Answer::Transport(TransportError::UnknownType),
+                )
+            }
+        };
+        let msg = match parse_worker(ty, &frames[1], frames.get(2).cloned()) {
+            Ok(m) => m,
+            Err(answer) => return self.reply_worker(&id, &header, answer),
+        };
         let now = Instant::now();
-        match header.kind() {
-            Some(MsgType::WorkerReady) => {
-                #[derive(Deserialize)]
-                struct Ready {
-                    kinds: Vec<String>,
-                    #[serde(default = "one")]
-                    capacity: usize,
-                }
-                fn one() -> usize {
-                    1
-                }
-                let ready: Ready = match serde_json::from_slice(&frames[1]) {
-                    Ok(r) => r,
-                    Err(e) => return self.reply_worker(&id, &header, bad_body(e)),
-                };
-                if ready.kinds.len() > MAX_WORKER_KINDS
-                    || !(1..=MAX_WORKER_CAPACITY).contains(&ready.capacity)
-                {
-                    return self.reply_worker(&id, &header, bad_body(format!("at most {MAX_WORKER_KINDS} kinds and a capacity in 1..={MAX_WORKER_CAPACITY}")));
-                }
-                if let Some(bad) = ready
-                    .kinds
-                    .iter()
-                    .find(|k| keyroute::cache::check_kind(k.as_bytes()).is_err())
-                {
-                    return self.reply_worker(&id, &header, bad_body(format!("bad kind {bad:?}")));
-                }
-                let kinds = ready.kinds.clone();
-                if self.workers.ready(&id, ready.kinds, ready.capacity, now) {
-                    info!(worker = %hex(&id), kinds = ?kinds, capacity = ready.capacity, "worker joined");
-                    self.mailbox.set_kinds(self.workers.kinds());
+        let (fence, result) = match msg {
+            WorkerMsg::Ready { kinds, capacity } => {
+                let shown = kinds.clone();
+                if self.workers.ready(&id, kinds, capacity, now) {
+                    info!(worker = %hex(&id), kinds = ?shown, capacity, "worker joined");
+                    self.kinds_changed();
                 }
                 self.assign_loads();
+                return;
             }
-            Some(MsgType::Loaded) | Some(MsgType::Failed) => {
-                if let Some(w) = self.workers.all.get_mut(&id) {
-                    w.last_seen = now;
-                }
-                #[derive(Deserialize)]
-                struct Done {
-                    fence: u64,
-                    #[serde(default)]
-                    code: Option<String>,
-                    #[serde(default)]
-                    message: Option<String>,
-                }
-                let done: Done = match serde_json::from_slice(&frames[1]) {
-                    Ok(d) => d,
-                    Err(e) => return self.reply_worker(&id, &header, bad_body(e)),
-                };
-                self.workers.finish(&id, done.fence);
-                let mine = self
-                    .loads
-                    .get(&done.fence)
-                    .is_some_and(|l| l.worker.as_deref() == Some(&id[..]));
-                if !mine {
-                    debug!(fence = done.fence, "late or unknown load answer dropped");
-                    self.count_load("?", "late");
-                    self.assign_loads();
-                    return;
-                }
-                let Some(load) = self.loads.remove(&done.fence) else {
-                    return;
-                };
-                let result = if header.kind() == Some(MsgType::Loaded) {
-                    self.count_load(&load.kind, "loaded");
-                    Ok(frames.get(2).cloned().unwrap_or_default())
-                } else {
-                    self.count_load(&load.kind, "failed");
-                    Err(LoadFailure::Backend {
-                        code: done.code.unwrap_or_else(|| "BACKEND_ERROR".into()),
-                        message: done.message.unwrap_or_default(),
-                    })
-                };
-                let _ = load.reply.try_send(result);
-                self.assign_loads();
-            }
-            _ => self.reply_worker(&id, &header, Answer::Transport(TransportError::UnknownType)),
+            WorkerMsg::Loaded { fence, value } => (fence, Ok(value)),
+            WorkerMsg::Failed {
+                fence,
+                code,
+                message,
+            } => (fence, Err(LoadFailure::Backend { code, message })),
+        };
+        if let Some(w) = self.workers.all.get_mut(&id) {
+            w.last_seen = now;
         }
+        self.workers.finish(&id, fence);
+        let mine = self
+            .loads
+            .get(&fence)
+            .is_some_and(|l| l.worker.as_deref() == Some(&id[..]));
+        if !mine {
+            debug!(fence, "late or unknown load answer dropped");
+            self.count_load("?", "late");
+            self.assign_loads();
+            return;
+        }
+        let Some(load) = self.loads.remove(&fence) else {
+            return;
+        };
+        let outcome = if result.is_ok() { "loaded" } else { "failed" };
+        self.count_load(&load.kind, outcome);
+        let _ = load.reply.try_send(result);
+        self.assign_loads();
     }
 
     // ---- timers ----
@@ -824,14 +844,12 @@ impl Broker {
         for (t, c) in expired {
             self.expire(t, c);
         }
-        // Parked waiters past their deadline.
-        let late: Vec<u64> = self
-            .flights
-            .values()
-            .flat_map(|(_, w)| w.iter().copied())
-            .filter(|t| self.pending.get(t).is_some_and(|p| p.deadline <= now))
-            .collect();
-        for t in late {
+        // Parked waiters past their deadline (only those: the index is by deadline).
+        while let Some(&(deadline, t)) = self.parked.first() {
+            if deadline > now {
+                break;
+            }
+            self.parked.pop_first();
             self.answer(t, Answer::Transport(TransportError::LoadTimeout));
         }
         // Loads waiting for a worker past their deadline.
@@ -858,7 +876,7 @@ impl Broker {
             let inflight = self.workers.remove(&id).unwrap_or_default();
             self.metrics.worker_drops.inc();
             warn!(worker = %hex(&id), loads = inflight.len(), "worker silent past the timeout: dropped, its loads failed over");
-            self.mailbox.set_kinds(self.workers.kinds());
+            self.kinds_changed();
             for f in inflight {
                 if let Some(l) = self.loads.get_mut(&f) {
                     l.worker = None;

@@ -52,6 +52,18 @@ pub struct Config {
     /// How long a loaded value is kept (served stale after the soft TTL while one
     /// request refreshes it).
     pub hard_ttl: Duration,
+    /// The longest deadline a client may ask for; longer ones are cut to it.
+    pub max_deadline: Duration,
+    /// The most `product.get` parked behind one load; more are refused
+    /// `TOO_MANY_WAITERS`.
+    pub max_waiters_per_key: usize,
+    /// The most `product.get` parked behind loads in all; more are refused
+    /// `TOO_MANY_WAITERS`.
+    pub max_waiters: usize,
+    /// The in-memory store's budget (values, session data and their keys): past it,
+    /// expired entries go first, then the least recently used cache entries; sessions
+    /// are never evicted (one that does not fit is refused `STORE_FULL`).
+    pub memory_max: usize,
 }
 
 impl Default for Config {
@@ -72,6 +84,10 @@ impl Default for Config {
             session_ttl: Duration::from_secs(1800),
             soft_ttl: Duration::from_secs(60),
             hard_ttl: Duration::from_secs(600),
+            max_deadline: Duration::from_secs(60),
+            max_waiters_per_key: 10_000,
+            max_waiters: 100_000,
+            memory_max: 256 << 20,
         }
     }
 }
@@ -80,6 +96,8 @@ impl Default for Config {
 pub const MAX_QUEUE: usize = 1 << 20;
 /// The most threads.
 pub const MAX_THREADS: usize = 4096;
+/// The largest `--max-waiters` (and `--max-waiters-per-key`) accepted.
+pub const MAX_WAITERS: usize = 1 << 22;
 
 impl Config {
     /// Adds a `KIND=N` cap (N ≥ 1).
@@ -137,6 +155,14 @@ impl Config {
         range("--queue", self.queue, 1, MAX_QUEUE)?;
         range("--threads", self.threads, 1, MAX_THREADS)?;
         range("--max-frame", self.max_frame, 1024, 1 << 30)?;
+        range(
+            "--max-waiters-per-key",
+            self.max_waiters_per_key,
+            1,
+            MAX_WAITERS,
+        )?;
+        range("--max-waiters", self.max_waiters, 1, MAX_WAITERS)?;
+        range("--memory-max", self.memory_max, 1 << 20, 1 << 44)?;
         let ms = |what: &str, d: Duration| {
             if d.is_zero() || d > Duration::from_secs(86_400 * 366) {
                 Err(ServeError::Config(format!(
@@ -148,6 +174,7 @@ impl Config {
             }
         };
         ms("--default-deadline-ms", self.default_deadline)?;
+        ms("--max-deadline-ms", self.max_deadline)?;
         ms("--worker-timeout-ms", self.worker_timeout)?;
         ms("--grace-ms", self.grace)?;
         ms("lease", self.lease)?;

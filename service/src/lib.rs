@@ -39,9 +39,11 @@ mod broker;
 mod config;
 mod error;
 mod metrics;
+mod metrics_http;
 mod proto;
 pub mod store;
 pub mod worker;
+mod worker_msg;
 mod workers;
 
 use std::net::SocketAddr;
@@ -82,6 +84,7 @@ impl Service {
                 soft_ms: ms(config.soft_ttl),
                 hard_ms: ms(config.hard_ttl),
                 session_ttl_ms: ms(config.session_ttl),
+                memory_max: config.memory_max,
                 ..MemoryConfig::default()
             })),
             Some(url) => Arc::new(RedisStore::open(
@@ -100,7 +103,7 @@ impl Service {
         let info = store.info();
         let metrics = Arc::new(Metrics::new());
         let metrics_addr = match config.metrics {
-            Some(addr) => Some(metrics::serve(
+            Some(addr) => Some(metrics_http::serve(
                 addr,
                 Arc::clone(&metrics),
                 Arc::clone(&store),

@@ -1,10 +1,7 @@
-//! Prometheus metrics (`GET /metrics`, OpenMetrics text) with the `prometheus-client`
-//! crate, served by a small HTTP listener thread.
+//! Prometheus metrics (OpenMetrics text) with the `prometheus-client` crate; served on
+//! `GET /metrics` by [`crate::metrics_http`].
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Mutex;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -13,7 +10,6 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
-use crate::error::ServeError;
 use crate::store::{Store, StoreStats};
 
 type Labels = Vec<(String, String)>;
@@ -208,63 +204,4 @@ impl Default for Metrics {
     fn default() -> Self {
         Metrics::new()
     }
-}
-
-/// Serves `GET /metrics` on `addr` in a thread; the bound address.
-pub(crate) fn serve(
-    addr: SocketAddr,
-    metrics: Arc<Metrics>,
-    store: Arc<dyn Store>,
-) -> Result<SocketAddr, ServeError> {
-    let listener =
-        TcpListener::bind(addr).map_err(|e| ServeError::Io(format!("--metrics {addr}"), e))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| ServeError::Io("metrics address".into(), e))?;
-    std::thread::Builder::new()
-        .name("metrics".into())
-        .spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let _ = answer(stream, &metrics, store.as_ref());
-            }
-        })
-        .map_err(|e| ServeError::Io("metrics thread".into(), e))?;
-    Ok(bound)
-}
-
-fn answer(mut stream: TcpStream, metrics: &Metrics, store: &dyn Store) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-    stream.set_write_timeout(Some(Duration::from_secs(2)))?;
-    let mut buf = [0u8; 4096];
-    let mut n = 0;
-    while n < buf.len() {
-        let got = stream.read(&mut buf[n..])?;
-        if got == 0 {
-            break;
-        }
-        n += got;
-        if buf[..n].windows(4).any(|w| w == b"\r\n\r\n") {
-            break;
-        }
-    }
-    let head = String::from_utf8_lossy(&buf[..n]);
-    let (status, kind, body) =
-        if head.starts_with("GET /metrics ") || head.starts_with("GET /metrics?") {
-            (
-                "200 OK",
-                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                metrics.render(Some(store)),
-            )
-        } else {
-            (
-                "404 Not Found",
-                "text/plain",
-                "try GET /metrics\n".to_string(),
-            )
-        };
-    write!(
-        stream,
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
 }

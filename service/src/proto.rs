@@ -212,7 +212,8 @@ struct DeviceClient {
     client: String,
 }
 
-fn body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Answer> {
+/// Reads a JSON object body (empty = `{}`) into `T`; anything else is `BAD_TYPE`.
+pub(crate) fn body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Answer> {
     let text = if bytes.is_empty() { b"{}" } else { bytes };
     let json: Json = serde_json::from_slice(text).map_err(bad_body)?;
     if !json.is_object() {
@@ -221,16 +222,19 @@ fn body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Answer> {
     serde_json::from_value(json).map_err(bad_body)
 }
 
+/// `BAD_TYPE` when a message of type `t`, which takes no payload, came with one.
+pub(crate) fn no_payload(t: MsgType, payload: &Option<Vec<u8>>) -> Result<(), Answer> {
+    if payload.is_some() {
+        Err(bad_body(format!("{} takes no payload frame", t.name())))
+    } else {
+        Ok(())
+    }
+}
+
 /// Reads a client request of type `t` from its body and payload. `None` payload is an
 /// absent third frame.
 pub(crate) fn parse(t: MsgType, b: &[u8], payload: Option<Vec<u8>>) -> Result<Req, Answer> {
-    let no_payload = |p: &Option<Vec<u8>>| {
-        if p.is_some() {
-            Err(bad_body(format!("{} takes no payload frame", t.name())))
-        } else {
-            Ok(())
-        }
-    };
+    let no_payload = |p: &Option<Vec<u8>>| no_payload(t, p);
     Ok(match t {
         MsgType::SessionCreate => {
             let ClientVersion { client, version } = body(b)?;

@@ -162,7 +162,16 @@ impl LoaderWorker {
                 if h.kind() == Some(MsgType::Load) && !h.is_reply() {
                     if let Some(Ok(load)) = frames.get(1).map(|b| serde_json::from_slice::<Load>(b))
                     {
-                        let _ = jobs_tx.send(load);
+                        if self.kinds.contains(&load.kind) {
+                            let _ = jobs_tx.send(load);
+                        } else {
+                            // Never run the load function for a kind this worker did not
+                            // declare: answer at once, which also frees the broker's slot.
+                            tracing::warn!(kind = %load.kind, "a load for a kind this worker did not declare: refused");
+                            seq += 1;
+                            let body = undeclared(&load).to_string();
+                            send(&sock, MsgType::Failed, seq, body.as_bytes(), None)?;
+                        }
                     }
                 } else if h.transport_error != 0 || h.is_data_error() {
                     tracing::warn!(
@@ -180,6 +189,18 @@ impl LoaderWorker {
         Ok(())
     }
 }
+
+/// The `failed` body for a load of a kind the worker did not declare.
+fn undeclared(load: &Load) -> serde_json::Value {
+    json!({
+        "fence": load.fence,
+        "code": UNDECLARED_KIND,
+        "message": format!("this worker did not declare the kind {:?}", load.kind),
+    })
+}
+
+/// The code of a worker's `failed` answer to a load of a kind it did not declare.
+pub const UNDECLARED_KIND: &str = "UNDECLARED_KIND";
 
 fn send(
     sock: &zmq::Socket,

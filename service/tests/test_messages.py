@@ -68,7 +68,7 @@ def test_every_message_type(serve_factory, py_workers):
     assert m["keyroute_serve_backend_loads_total"] == 4
     assert m['keyroute_serve_worker_loads_total{kind="cards",outcome="sent"}'] == 2
     assert m['keyroute_serve_worker_loads_total{kind="accounts",outcome="sent"}'] == 1
-    assert m['keyroute_serve_worker_loads_total{kind="loans",outcome="no_loader"}'] == 1
+    assert m['keyroute_serve_worker_loads_total{kind="other",outcome="no_loader"}'] == 1
     assert m['keyroute_serve_store{address="memory",role="memory"}'] == 1
 
 

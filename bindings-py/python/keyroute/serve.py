@@ -87,6 +87,8 @@ TRANSPORT_ERRORS: Dict[int, str] = {
     7: "STORE_UNAVAILABLE",
     8: "LOAD_TIMEOUT",
     9: "AT_CAP",
+    10: "TOO_MANY_WAITERS",
+    11: "STORE_FULL",
 }
 
 

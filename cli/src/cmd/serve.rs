@@ -137,6 +137,40 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     pub session_ttl_ms: i128,
+    /// The longest deadline a client may ask for (ms); longer ones are cut to it.
+    #[arg(
+        long,
+        env = "KEYROUTE_MAX_DEADLINE_MS",
+        default_value_t = 60_000,
+        allow_negative_numbers = true
+    )]
+    pub max_deadline_ms: i128,
+    /// The most product.get waiting for one load; more are refused TOO_MANY_WAITERS.
+    #[arg(
+        long,
+        env = "KEYROUTE_MAX_WAITERS_PER_KEY",
+        default_value_t = 10_000,
+        allow_negative_numbers = true
+    )]
+    pub max_waiters_per_key: i128,
+    /// The most product.get waiting for loads in all; more are refused TOO_MANY_WAITERS.
+    #[arg(
+        long,
+        env = "KEYROUTE_MAX_WAITERS",
+        default_value_t = 100_000,
+        allow_negative_numbers = true
+    )]
+    pub max_waiters: i128,
+    /// Memory budget of the in-memory store (bytes): past it expired entries go first,
+    /// then the least recently used cache entries; sessions are never evicted (one that
+    /// does not fit is refused STORE_FULL). Not used with --redis.
+    #[arg(
+        long,
+        env = "KEYROUTE_MEMORY_MAX",
+        default_value_t = 256 << 20,
+        allow_negative_numbers = true
+    )]
+    pub memory_max: i128,
 }
 
 fn count(flag: &str, v: i128) -> Result<usize, CliError> {
@@ -182,6 +216,10 @@ impl Args {
             soft_ttl: ms("--soft-ttl-ms", self.soft_ttl_ms)?,
             hard_ttl: ms("--hard-ttl-ms", self.hard_ttl_ms)?,
             session_ttl: ms("--session-ttl-ms", self.session_ttl_ms)?,
+            max_deadline: ms("--max-deadline-ms", self.max_deadline_ms)?,
+            max_waiters_per_key: count("--max-waiters-per-key", self.max_waiters_per_key)?,
+            max_waiters: count("--max-waiters", self.max_waiters)?,
+            memory_max: count("--memory-max", self.memory_max)?,
         };
         for cap in &self.caps {
             c.add_cap(cap).map_err(serve_error)?;

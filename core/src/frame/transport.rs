@@ -45,7 +45,7 @@ macro_rules! errors {
             /// The error of a number.
             ///
             /// ```
-            /// assert_eq!(keyroute::frame::TransportError::from_number(10), None);
+            /// assert_eq!(keyroute::frame::TransportError::from_number(12), None);
             /// ```
             pub const fn from_number(n: u16) -> Option<TransportError> {
                 match n { $( $num => Some(TransportError::$variant), )* _ => None }
@@ -73,10 +73,16 @@ errors! {
     LoadTimeout = 8, "LOAD_TIMEOUT", "the deadline passed while waiting for a load (workers busy, or the load slow)";
     /// The kind is at its `--cap` of busy workers (the request's deadline passed first).
     AtCap = 9, "AT_CAP", "the kind is at its --cap of busy workers and the deadline passed first";
+    /// Too many requests already wait for the same load (or for loads in all): refused
+    /// at once (`--max-waiters-per-key`, `--max-waiters`).
+    TooManyWaiters = 10, "TOO_MANY_WAITERS", "too many requests already wait for this load (or for loads in all): refused at once";
+    /// The service's in-memory store is at its `--memory-max` with what it may not evict
+    /// (sessions): nothing was stored.
+    StoreFull = 11, "STORE_FULL", "the in-memory store is full of what it never evicts (sessions, at --memory-max): nothing was stored";
 }
 
 impl TransportError {
-    /// Its number (1–9).
+    /// Its number (1–11).
     ///
     /// ```
     /// assert_eq!(keyroute::frame::TransportError::StoreUnavailable.number(), 7);

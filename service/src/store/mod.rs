@@ -13,6 +13,7 @@ use keyroute::frame::TransportError;
 pub use self::memory::{MemoryConfig, MemoryStore};
 pub use self::redis::{RedisConfig, RedisStore};
 use crate::proto::Answer;
+use crate::worker_msg::RESERVED_CODE_PREFIX;
 
 /// Why a load (a loader worker's work) did not give a value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,11 +30,13 @@ pub enum LoadFailure {
 }
 
 impl LoadFailure {
-    /// The code a store records for it (a transport error by name).
-    pub(crate) fn code(&self) -> &str {
+    /// The code a store records for it: a worker's code as it is, a transport error
+    /// by name after `~` (which a worker's code may not start with, so that a worker
+    /// cannot make its failure pass for one of the service's own).
+    pub(crate) fn code(&self) -> String {
         match self {
-            LoadFailure::Backend { code, .. } => code,
-            LoadFailure::Transport(t) => t.name(),
+            LoadFailure::Backend { code, .. } => code.clone(),
+            LoadFailure::Transport(t) => format!("{RESERVED_CODE_PREFIX}{}", t.name()),
         }
     }
 
@@ -44,9 +47,14 @@ impl LoadFailure {
         }
     }
 
-    /// The answer for a failure with `code`/`message` (transport errors by name).
+    /// The answer for a recorded failure with `code`/`message`: the service's own
+    /// transport errors (`~NAME`) as themselves, anything else as `BACKEND_ERROR`
+    /// carrying the worker's code.
     pub(crate) fn answer(code: &str, message: &str) -> Answer {
-        match TransportError::ALL.iter().find(|t| t.name() == code) {
+        let own = code
+            .strip_prefix(RESERVED_CODE_PREFIX)
+            .and_then(|name| TransportError::ALL.iter().find(|t| t.name() == name));
+        match own {
             Some(t) => Answer::Transport(*t),
             None => Answer::Data {
                 code: "BACKEND_ERROR".into(),
@@ -134,9 +142,47 @@ pub trait Store: Send + Sync {
         -> Result<usize, Answer>;
 }
 
+/// The soft and hard TTLs of a `cache.put`: `ttl_ms` for both when given (1 ms to
+/// [`keyroute::cache::MAX_MS`], else `BAD_TTL`), the defaults otherwise.
+pub(crate) fn put_ttls(ttl_ms: Option<u64>, soft: u64, hard: u64) -> Result<(u64, u64), Answer> {
+    match ttl_ms {
+        None => Ok((soft, hard)),
+        Some(t) => keyroute::cache::checked_ms("ttl_ms", i128::from(t), 1)
+            .map(|t| (t, t))
+            .map_err(|e| Answer::data(e.code(), e.to_string())),
+    }
+}
+
 /// The current time in ms since the Unix epoch.
 pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_code_never_passes_for_a_transport_error() {
+        for t in TransportError::ALL {
+            let worker = LoadFailure::Backend {
+                code: t.name().into(),
+                message: "m".into(),
+            };
+            match LoadFailure::answer(&worker.code(), worker.message()) {
+                Answer::Data { code, message } => {
+                    assert_eq!(code, "BACKEND_ERROR");
+                    assert_eq!(message, format!("{}: m", t.name()));
+                }
+                other => panic!("{other:?}"),
+            }
+            let own = LoadFailure::Transport(*t);
+            assert!(matches!(
+                LoadFailure::answer(&own.code(), own.message()),
+                Answer::Transport(x) if x == *t
+            ));
+        }
+    }
 }

@@ -416,11 +416,7 @@ impl Store for RedisStore {
             .map_err(|e| Answer::data(e.code(), e.to_string()))?;
         let c = self.cache.config();
         let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-        let (soft, hard) = match ttl_ms {
-            Some(0) => return Err(Answer::data(ErrorCode::BadTtl, "ttl_ms must be at least 1")),
-            Some(t) => (t, t),
-            None => (ms(c.soft_ttl), ms(c.hard_ttl)),
-        };
+        let (soft, hard) = super::put_ttls(ttl_ms, ms(c.soft_ttl), ms(c.hard_ttl))?;
         let notify = self.notify();
         // Invalidate (bumping the fence: a load in flight is discarded), lease, fill.
         for _ in 0..3 {
