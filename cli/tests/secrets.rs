@@ -159,3 +159,52 @@ fn sigterm(pid: u32) {
         .arg(pid.to_string())
         .status();
 }
+
+/// The CLI's TLS flags on a TLS-only server with a password: `--tls-ca` turns TLS on
+/// (`host:port` becomes `rediss://`), a pool is seeded and picked; without the CA the
+/// certificate is refused (`REDIS_TLS`), never accepted silently.
+#[test]
+fn tls_flags_reach_a_tls_only_server() {
+    let certs = servers::secure::Certs::make();
+    let dir = temp_dir("cli-tls");
+    let port = free_port(false);
+    let mut args = vec![
+        "--port".to_string(),
+        "0".into(),
+        "--tls-port".into(),
+        port.to_string(),
+        "--requirepass".into(),
+        SECRET.into(),
+    ];
+    args.extend(certs.server_args(false));
+    let _server = redis_server(&dir, port, &args);
+    let url = format!("redis://:{SECRET}@127.0.0.1:{port}");
+    let ca = certs.path("ca.crt");
+    let seeded = keyroute(
+        &[
+            "pool", "seed", "--redis", &url, "--tls-ca", &ca, "--pool", "{t}:pool", "p1", "p2",
+        ],
+        None,
+    );
+    assert!(seeded.status.success(), "{}", stderr(&seeded));
+    let picked = keyroute(
+        &[
+            "pick", "--redis", &url, "--tls-ca", &ca, "--pool", "{t}:pool",
+        ],
+        None,
+    );
+    assert_eq!(stdout(&picked), "p1\n", "{}", stderr(&picked));
+    let refused = keyroute(
+        &[
+            "pick",
+            "--redis",
+            &url.replace("redis://", "rediss://"),
+            "--pool",
+            "{t}:pool",
+        ],
+        None,
+    );
+    let text = stderr(&refused);
+    assert!(text.contains("[REDIS_TLS]"), "{text}");
+    assert_hidden("a refused certificate", &text);
+}

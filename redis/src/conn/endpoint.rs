@@ -143,16 +143,7 @@ impl Endpoint {
                 .split_once('/')
                 .map_or((before_query, ""), |(h, p)| (h, p)),
         };
-        let mut e = Endpoint {
-            place: Place::Unix(PathBuf::new()),
-            user: None,
-            password: None,
-            db: 0,
-            tls: None,
-            sentinel_user: None,
-            sentinel_password: None,
-            shown: shown.clone(),
-        };
+        let mut e = Endpoint::bare(Place::Unix(PathBuf::new()), shown.clone());
         if let Some(info) = userinfo {
             let (u, p) = match info.split_once(':') {
                 Some((u, p)) => (u, Some(p)),
@@ -254,15 +245,20 @@ impl Endpoint {
 
     /// A plain TCP endpoint: no credentials, no TLS, database 0.
     pub(crate) fn plain(addr: &Address) -> Endpoint {
+        Endpoint::bare(Place::Tcp(addr.clone()), addr.to_string())
+    }
+
+    /// `place` with no credentials, no TLS, database 0.
+    fn bare(place: Place, shown: String) -> Endpoint {
         Endpoint {
-            place: Place::Tcp(addr.clone()),
+            place,
             user: None,
             password: None,
             db: 0,
             tls: None,
             sentinel_user: None,
             sentinel_password: None,
-            shown: addr.to_string(),
+            shown,
         }
     }
 

@@ -195,7 +195,15 @@ pub fn redis_server(dir: &Path, port: u16, args: &[String]) -> Proc {
         child: Some(child),
     };
     let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+    // Ready once it says so in its log and the port answers: a connect alone can succeed
+    // before the server listens (a client's ephemeral port equal to the target connects
+    // to itself).
+    let said_ready = || {
+        std::fs::read_to_string(&log).is_ok_and(|t| {
+            t.contains("Ready to accept connections") || t.contains("Sentinel ID is")
+        })
+    };
+    while !said_ready() || TcpStream::connect(("127.0.0.1", port)).is_err() {
         if let Some(c) = p.child.as_mut() {
             if let Ok(Some(status)) = c.try_wait() {
                 panic!(
