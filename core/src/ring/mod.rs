@@ -38,5 +38,6 @@ pub use profile::{
     Lookup, PointHash, Profile, ProfileName, ProfileOptions, Ties, WeightRule,
     DEFAULT_NATIVE_VNODES, NATIVE_SIP_KEY,
 };
+#[cfg(feature = "fleet")]
 pub(crate) use spec::is_control;
 pub use spec::{parse_node, parse_nodes, parse_weights, NodeSpec, RingSpec};
