@@ -86,11 +86,6 @@ export function createCacheApi(wasm, scripts, node) {
   // The most bytes a name or value may have before it is converted at all (core's limits
   // are far below; this bounds the work spent on a caller's 1 GB string).
   const MAX_INPUT = 2 ** 29;
-  // The most times one getOrLoad call runs its loader when each fill is fenced (the entry
-  // invalidated, or the lease taken over, while it loaded): after a fenced fill it asks
-  // again after a pause (10 ms, doubling to 200 ms), and the third fenced value is
-  // returned without being stored (Rust: keyroute_redis::cache::MAX_FENCED_LOADS).
-  const MAX_FENCED_LOADS = 3;
 
   // A name or value as bytes: a string (UTF-8, lone surrogates refused) or a Uint8Array.
   function bytes(x, what) {
@@ -865,8 +860,6 @@ export function createCacheApi(wasm, scripts, node) {
       let poll = null;
       let lastError = null;
       let peeked = !c.fastHits;
-      let fenced = 0;
-      let backoff = null;
       try {
         for (;;) {
           if (clock() >= deadline) throw lastError || timeout(entry, started);
@@ -918,14 +911,7 @@ export function createCacheApi(wasm, scripts, node) {
               const loaded = await this.#loadAndFill(entry, reply.fence, loader);
               if (loaded.value) return loaded.value;
               if (loaded.error) throw loaded.error;
-              // Invalidated (or taken over) while loading every time: the last value,
-              // unstored (the loader ran MAX_FENCED_LOADS times).
-              if (++fenced >= MAX_FENCED_LOADS) return loaded.fenced;
-              // Invalidated (or taken over) while loading: ask again after a pause (10 ms
-              // doubling, as a waiter polls).
-              if (!backoff) backoff = new PollSchedule();
-              await sleep(backoff.nextWait(Infinity, deadline - clock()));
-              break;
+              break; // invalidated (or taken over) while loading: ask again
             }
             default: // wait
               if (!sub) {
@@ -942,7 +928,6 @@ export function createCacheApi(wasm, scripts, node) {
       } finally {
         if (sub) sub.close();
         if (poll) poll.free();
-        if (backoff) backoff.free();
       }
     }
 
@@ -952,8 +937,7 @@ export function createCacheApi(wasm, scripts, node) {
     }
 
     // Runs the loader under the lease `fence` with a heartbeat every lease/3, then fills
-    // (or abandons). {value} stored (or unstored: Redis unreachable), {fenced: the value,
-    // not stored}, or {error}.
+    // (or abandons). {value} stored (or unstored: Redis unreachable), {fenced}, or {error}.
     async #loadAndFill(entry, fence, loader) {
       const c = this.#c;
       const started = clock();
@@ -1004,7 +988,7 @@ export function createCacheApi(wasm, scripts, node) {
       }
       if (reply.kind === 'fenced') {
         this.#s.fencedFills++;
-        return { fenced: buf };
+        return { fenced: true };
       }
       return { value: buf };
     }
