@@ -228,7 +228,7 @@ fn parse_entry(entry: &str) -> Result<(NodeSpec, i128), RingError> {
     if entry.chars().any(is_control) {
         // Shown escaped: the raw bytes would reach a terminal.
         return Err(RingError::BadNodeSpec {
-            entry: entry.escape_debug().to_string(),
+            entry: escaped(entry),
             reason: "a node name cannot contain control characters (NUL, escape, ...)",
         });
     }
@@ -307,7 +307,22 @@ fn twemproxy(token: &str) -> Option<(&str, &str)> {
 /// A control character that is not a separator (tabs and spaces separate the parts of an
 /// entry): NUL, escape, DEL, the C1 controls.
 pub(crate) fn is_control(c: char) -> bool {
-    c.is_control() && !c.is_whitespace()
+    // `char::is_control() && !char::is_whitespace()`, written out: the Unicode tables
+    // behind those cost the JavaScript .wasm files kilobytes.
+    matches!(c, '\0'..='\u{8}' | '\u{e}'..='\u{1f}' | '\u{7f}'..='\u{84}' | '\u{86}'..='\u{9f}')
+}
+
+/// `s` with its control characters written `\u{XX}` (no Unicode tables, as above).
+fn escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if is_control(c) {
+            out.push_str(&alloc::format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn is_digits(s: &str) -> bool {
