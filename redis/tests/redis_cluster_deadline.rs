@@ -39,7 +39,6 @@ fn a_slot_without_owner_is_waited_for_within_the_call_timeout() {
     });
     // The client learns of the loss, then waits for the owner instead of failing.
     let _ = c.refresh();
-    assert!(c.map().node_for_slot(slot).is_none() || c.get(key).is_ok());
     let started = Instant::now();
     c.set(key, b"w").map_err(|e| c.explain(e)).unwrap();
     assert!(started.elapsed() < Duration::from_secs(3));

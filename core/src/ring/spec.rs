@@ -23,7 +23,7 @@
 //! means "drain this node"). Node names cannot contain `,`, `#`, `=`, whitespace or
 //! control characters (NUL, escape: refused, and shown escaped in the error).
 
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::engine::Ring;

@@ -454,6 +454,8 @@ pub fn split_seeds(list: &str) -> Vec<&str> {
 /// use keyroute_redis::with_tls_files;
 /// assert_eq!(with_tls_files("h:1", Some("/ca.pem"), None, None), "rediss://h:1?ssl_ca_certs=/ca.pem");
 /// assert_eq!(with_tls_files("redis://h:1/2?db=3", None, None, None), "redis://h:1/2?db=3");
+/// let url = with_tls_files("h:1", Some("/certs/50%&#1.pem"), None, None);
+/// assert_eq!(url, "rediss://h:1?ssl_ca_certs=/certs/50%25%26%231.pem");
 /// ```
 #[must_use]
 pub fn with_tls_files(
@@ -470,9 +472,14 @@ pub fn with_tls_files(
     .into_iter()
     .filter_map(|(k, v)| {
         v.map(|v| {
+            // Options are percent-decoded when parsed: '%' itself is encoded first.
+            let v = v
+                .replace('%', "%25")
+                .replace('&', "%26")
+                .replace('#', "%23");
             let v: String =
-                percent_encoding::utf8_percent_encode(v, percent_encoding::CONTROLS).collect();
-            format!("{k}={}", v.replace('&', "%26").replace('#', "%23"))
+                percent_encoding::utf8_percent_encode(&v, percent_encoding::CONTROLS).collect();
+            format!("{k}={v}")
         })
     })
     .collect();
