@@ -20,6 +20,7 @@ use tracing::{debug, info, warn};
 use crate::config::Config;
 use crate::error::ServeError;
 use crate::metrics::Metrics;
+use crate::outbox::{Outbox, Sent, CLIENT_SNDHWM};
 use crate::proto::{parse, reply_frames, Answer, Req};
 use crate::store::{LoadFailure, Store};
 use crate::worker_msg::{parse_worker, WorkerMsg};
@@ -31,6 +32,8 @@ const MAX_KIND_LABELS: usize = 1024;
 const BATCH: usize = 512;
 /// How often timers are looked at.
 const TICK: Duration = Duration::from_millis(5);
+/// After the grace deadline, how long replies waiting for slow readers are still offered.
+const FINAL_FLUSH: Duration = Duration::from_secs(1);
 
 /// What a thread or a loader tells the broker.
 pub(crate) enum Event {
@@ -155,8 +158,12 @@ pub(crate) struct Broker {
     next_fence: u64,
     epoch: Instant,
     stopping: Option<Instant>,
+    /// The grace deadline passed and what was left was answered `SHUTTING_DOWN`.
+    abandoned: bool,
     stop: Arc<AtomicBool>,
     last_gauges: Instant,
+    /// Replies waiting for clients whose ZeroMQ queue is full.
+    outbox: Outbox,
 }
 
 fn zerr(what: &str) -> impl FnOnce(zmq::Error) -> ServeError + '_ {
@@ -174,20 +181,23 @@ impl Broker {
         config.check()?;
         let hard_max =
             i64::try_from((config.max_frame.saturating_mul(4)).max(128 << 20)).unwrap_or(i64::MAX);
-        let router = |endpoint: &str| -> Result<zmq::Socket, ServeError> {
+        // `mandatory`: a send to a full peer fails (EAGAIN) and one to a gone peer too
+        // (EHOSTUNREACH), instead of queueing without bound or dropping silently; the
+        // client socket's replies then wait in the byte-bounded [`Outbox`].
+        let router = |endpoint: &str, sndhwm: i32, mandatory: bool| {
             let s = ctx.socket(zmq::ROUTER).map_err(zerr("socket"))?;
             s.set_maxmsgsize(hard_max).map_err(zerr("ZMQ_MAXMSGSIZE"))?;
             s.set_linger(5000).map_err(zerr("ZMQ_LINGER"))?;
-            s.set_sndhwm(100_000).map_err(zerr("ZMQ_SNDHWM"))?;
+            s.set_sndhwm(sndhwm).map_err(zerr("ZMQ_SNDHWM"))?;
             s.set_rcvhwm(100_000).map_err(zerr("ZMQ_RCVHWM"))?;
-            // Unroutable replies (a client gone) are dropped, not errors.
-            s.set_router_mandatory(false)
+            s.set_router_mandatory(mandatory)
                 .map_err(zerr("ZMQ_ROUTER_MANDATORY"))?;
             s.bind(endpoint).map_err(zerr(endpoint))?;
-            Ok(s)
+            Ok::<zmq::Socket, ServeError>(s)
         };
-        let clients = router(&config.bind)?;
-        let workers_sock = router(&config.workers_bind)?;
+        let clients = router(&config.bind, CLIENT_SNDHWM, true)?;
+        // Loads are small (a kind and a key) and bounded by the loads in flight.
+        let workers_sock = router(&config.workers_bind, 100_000, false)?;
         let (bell, push) = UnixStream::pair().map_err(|e| ServeError::Io("doorbell".into(), e))?;
         for end in [&bell, &push] {
             end.set_nonblocking(true)
@@ -221,6 +231,10 @@ impl Broker {
             .queue_capacity
             .set(i64::try_from(config.queue).unwrap_or(i64::MAX));
         Ok(Broker {
+            outbox: Outbox::new(
+                config.client_buffer_bytes,
+                config.client_buffers_total_bytes,
+            ),
             queue: DeadlineQueue::new(config.queue, caps.len()),
             pending: HashMap::with_capacity(config.queue + config.threads),
             idle_threads: config.threads,
@@ -246,6 +260,7 @@ impl Broker {
             next_fence: 0,
             epoch: Instant::now(),
             stopping: None,
+            abandoned: false,
             stop,
             last_gauges: Instant::now(),
         })
@@ -261,11 +276,19 @@ impl Broker {
                 self.workers_sock.as_poll_item(zmq::POLLIN),
                 zmq::PollItem::from_fd(self.bell.as_raw_fd(), zmq::POLLIN),
             ];
-            let ms = i64::try_from(wait.as_millis()).unwrap_or(5).max(1);
+            // Replies waiting for a client that is due: look again at once.
+            let ms = match self.outbox.next_due() {
+                Some(due) if due <= Instant::now() => 0,
+                Some(due) => i64::try_from(wait.min(due - Instant::now()).as_millis())
+                    .unwrap_or(5)
+                    .max(1),
+                None => i64::try_from(wait.as_millis()).unwrap_or(5).max(1),
+            };
             match zmq::poll(&mut items, ms) {
                 Ok(_) | Err(zmq::Error::EINTR) => {}
                 Err(e) => return Err(zerr("poll")(e)),
             }
+            self.flush_outbox();
             self.read_workers();
             self.read_events();
             self.read_clients();
@@ -286,13 +309,27 @@ impl Broker {
                     self.stopping = Some(grace);
                 }
                 if let Some(grace) = self.stopping {
-                    if self.pending.is_empty() {
-                        info!("stopped: every accepted request was answered");
+                    // Answered means handed to ZeroMQ (whose linger sends it on): replies
+                    // still in the outbox wait for their slow reader, up to the deadline.
+                    if self.pending.is_empty() && self.outbox.peers() == 0 {
+                        if self.abandoned {
+                            info!("stopped at the grace deadline: what was left was answered SHUTTING_DOWN");
+                        } else {
+                            info!("stopped: every accepted request was answered");
+                        }
                         return Ok(());
                     }
-                    if now >= grace {
+                    if now >= grace && !self.pending.is_empty() {
                         self.abandon_all();
-                        info!("stopped at the grace deadline: what was left was answered SHUTTING_DOWN");
+                        self.abandoned = true;
+                    }
+                    if now >= grace + FINAL_FLUSH {
+                        let lost = self.outbox.drop_all();
+                        self.metrics.reply_dropped("client_gone", lost);
+                        warn!(
+                            replies = lost,
+                            "stopped at the grace deadline: replies for clients that did not read them were dropped"
+                        );
                         return Ok(());
                     }
                 }
@@ -315,16 +352,46 @@ impl Broker {
         }
     }
 
-    fn send_client(&self, identity: &[Vec<u8>], frames: Vec<Vec<u8>>) {
-        let all: Vec<Vec<u8>> = identity.iter().cloned().chain(frames).collect();
-        if let Err(e) = self.clients.send_multipart(all, zmq::DONTWAIT) {
-            debug!(error = %e, "reply not sent (client gone or its queue full)");
+    /// Sends a reply, or queues it behind the others of its client (see [`Outbox`]).
+    fn send_client(&mut self, identity: &[Vec<u8>], frames: Vec<Vec<u8>>) {
+        if !self.outbox.holds(identity) {
+            match send_to(&self.clients, identity, &frames) {
+                Sent::Taken => return,
+                Sent::Gone => {
+                    self.metrics.reply_dropped("client_gone", 1);
+                    return;
+                }
+                Sent::Full => {}
+            }
         }
+        if !self.outbox.queue(identity, frames, Instant::now()) {
+            debug!("reply dropped: its client does not read and its buffer is full");
+            self.metrics.reply_dropped("client_buffer_full", 1);
+        }
+        self.metrics.client_buffers(&self.outbox);
+    }
+
+    /// Retries the clients whose replies wait.
+    fn flush_outbox(&mut self) {
+        if self.outbox.peers() == 0 {
+            return;
+        }
+        // ZMQ_EVENTS makes the socket take in its pending commands, among them "the
+        // peer read some" (a send only looks at them about once a millisecond).
+        let _ = self.clients.get_events();
+        let clients = &self.clients;
+        let done = self
+            .outbox
+            .flush(Instant::now(), |id, frames| send_to(clients, id, frames));
+        if done.gone > 0 {
+            self.metrics.reply_dropped("client_gone", done.gone);
+        }
+        self.metrics.client_buffers(&self.outbox);
     }
 
     /// Answers a message that was never accepted.
     fn refuse(
-        &self,
+        &mut self,
         identity: &[Vec<u8>],
         header: &Header<'_>,
         answer: Answer,
@@ -940,6 +1007,19 @@ impl Broker {
         left.extend(rest);
         for t in left {
             self.answer(t, Answer::Transport(TransportError::ShuttingDown));
+        }
+    }
+}
+
+/// One reply to one peer, without waiting.
+fn send_to(socket: &zmq::Socket, identity: &[Vec<u8>], frames: &[Vec<u8>]) -> Sent {
+    let parts = identity.iter().chain(frames).map(Vec::as_slice);
+    match socket.send_multipart(parts, zmq::DONTWAIT) {
+        Ok(()) => Sent::Taken,
+        Err(zmq::Error::EAGAIN) => Sent::Full,
+        Err(e) => {
+            debug!(error = %e, "reply not sent: the client is gone");
+            Sent::Gone
         }
     }
 }

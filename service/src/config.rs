@@ -64,6 +64,12 @@ pub struct Config {
     /// expired entries go first, then the least recently used cache entries; sessions
     /// are never evicted (one that does not fit is refused `STORE_FULL`).
     pub memory_max: usize,
+    /// The most bytes of replies kept for one client that does not read them (beyond
+    /// the 16 replies ZeroMQ itself queues); past it, that client's replies are dropped
+    /// and counted (`keyroute_serve_replies_dropped_total`).
+    pub client_buffer_bytes: usize,
+    /// The same bound over every client together.
+    pub client_buffers_total_bytes: usize,
 }
 
 impl Default for Config {
@@ -88,6 +94,8 @@ impl Default for Config {
             max_waiters_per_key: 10_000,
             max_waiters: 100_000,
             memory_max: 256 << 20,
+            client_buffer_bytes: 8 << 20,
+            client_buffers_total_bytes: 256 << 20,
         }
     }
 }
@@ -163,6 +171,18 @@ impl Config {
         )?;
         range("--max-waiters", self.max_waiters, 1, MAX_WAITERS)?;
         range("--memory-max", self.memory_max, 1 << 20, 1 << 44)?;
+        range(
+            "--client-buffer-bytes",
+            self.client_buffer_bytes,
+            1 << 10,
+            1 << 40,
+        )?;
+        range(
+            "--client-buffers-total-bytes",
+            self.client_buffers_total_bytes,
+            self.client_buffer_bytes,
+            1 << 44,
+        )?;
         let ms = |what: &str, d: Duration| {
             if d.is_zero() || d > Duration::from_secs(86_400 * 366) {
                 Err(ServeError::Config(format!(

@@ -40,6 +40,7 @@ mod config;
 mod error;
 mod metrics;
 mod metrics_http;
+mod outbox;
 mod proto;
 pub mod store;
 pub mod worker;

@@ -33,6 +33,9 @@ pub struct Metrics {
     pub(crate) workers: Family<Labels, Gauge>,
     pub(crate) loads: Family<Labels, Counter>,
     pub(crate) worker_drops: Counter,
+    replies_dropped: Family<Labels, Counter>,
+    client_buffer_bytes: Gauge,
+    client_buffer_peers: Gauge,
     cache_hits: Counter,
     cache_misses: Counter,
     backend_loads: Counter,
@@ -62,6 +65,9 @@ impl Metrics {
             workers: Family::default(),
             loads: Family::default(),
             worker_drops: Counter::default(),
+            replies_dropped: Family::default(),
+            client_buffer_bytes: Gauge::default(),
+            client_buffer_peers: Gauge::default(),
             cache_hits: Counter::default(),
             cache_misses: Counter::default(),
             backend_loads: Counter::default(),
@@ -119,6 +125,21 @@ impl Metrics {
             m.worker_drops.clone(),
         );
         r.register(
+            "replies_dropped",
+            "Replies dropped, by reason: client_buffer_full (a client that does not read, past --client-buffer-bytes or --client-buffers-total-bytes) or client_gone",
+            m.replies_dropped.clone(),
+        );
+        r.register(
+            "client_buffer_bytes",
+            "Bytes of replies waiting for clients that do not read fast enough",
+            m.client_buffer_bytes.clone(),
+        );
+        r.register(
+            "client_buffer_clients",
+            "Clients with replies waiting",
+            m.client_buffer_peers.clone(),
+        );
+        r.register(
             "cache_hits",
             "Values served from the store",
             m.cache_hits.clone(),
@@ -162,6 +183,21 @@ impl Metrics {
             ];
             self.errors.get_or_create(&l).inc();
         }
+    }
+
+    /// Counts replies dropped (`reason`: `client_buffer_full` or `client_gone`).
+    pub(crate) fn reply_dropped(&self, reason: &'static str, n: u64) {
+        self.replies_dropped
+            .get_or_create(&vec![("reason".to_string(), reason.to_string())])
+            .inc_by(n);
+    }
+
+    /// The replies waiting for clients.
+    pub(crate) fn client_buffers(&self, outbox: &crate::outbox::Outbox) {
+        self.client_buffer_bytes
+            .set(i64::try_from(outbox.bytes()).unwrap_or(i64::MAX));
+        self.client_buffer_peers
+            .set(i64::try_from(outbox.peers()).unwrap_or(i64::MAX));
     }
 
     /// Counts a request received.

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import zmq
 
-from conftest import WORKER, kserve, wait_for
+from conftest import KEYROUTE, WORKER, kserve, wait_for
 from rawworker import H, RawWorker, failed
 
 
@@ -256,3 +256,85 @@ def test_rust_worker_refuses_a_kind_it_did_not_declare():
         out = proc.communicate(timeout=10)[0]
         router.close(0)
     assert "load c secrets" not in out, out
+
+
+def test_a_client_that_never_reads_is_bounded_in_bytes(serve_factory):
+    """Finding 2: 1,000 ``cache.get`` of a 1 MiB value from a socket that never reads
+    made the broker hold 1.03 GB. Now at most --client-buffer-bytes wait for it (plus 16
+    replies inside ZeroMQ); the rest are dropped and counted, and other clients are
+    served meanwhile."""
+    s = serve_factory("--client-buffer-bytes", str(4 << 20))
+    mib = b"\x05" * (1 << 20)
+    with s.client() as c:
+        assert outcome(c.request("cache.put", {"client": "c", "kind": "big"}, mib)) == "ok"
+    rss0 = s.rss_kib()
+    ctx = zmq.Context.instance()
+    sloth = ctx.socket(zmq.DEALER)
+    sloth.setsockopt(zmq.RCVHWM, 1)
+    sloth.setsockopt(zmq.RCVBUF, 4096)
+    sloth.setsockopt(zmq.LINGER, 0)
+    sloth.connect(s.bind)
+    try:
+        for i in range(1000):
+            sloth.send_multipart([kserve.encode_header(20, i.to_bytes(16, "big")), json.dumps({"client": "c", "kind": "big"}).encode()])
+        wait_for(lambda: s.metrics().get('keyroute_serve_request_duration_seconds_count{type="cache.get"}') == 1000,
+                 30, what="1000 answers")
+        m = s.metrics()
+        dropped = m['keyroute_serve_replies_dropped_total{reason="client_buffer_full"}']
+        held = m["keyroute_serve_client_buffer_bytes"]
+        assert dropped >= 900 and held <= 4 << 20 and m["keyroute_serve_client_buffer_clients"] == 1, m
+        grown = s.rss_kib() - rss0
+        print(f"a client that never reads: {dropped:.0f} of 1000 replies dropped, {held / 2**20:.1f} MiB waiting, RSS +{grown} KiB")
+        # 3-4 MiB here, 16 MiB inside ZeroMQ, a few in the kernel's buffers, and what the
+        # allocator keeps of the threads' 1 MiB answers: tens of MB, not the 1 GB of before.
+        assert grown < 96 * 1024, grown
+        # Others are served meanwhile, and in time.
+        with s.client(timeout_s=5) as c:
+            assert c.request("cache.get", {"client": "c", "kind": "big"}).payload == mib
+        # When it reads at last, it gets the replies that were kept (none twice), then the
+        # buffer is empty.
+        got = set()
+        end = time.monotonic() + 30
+        while time.monotonic() < end and (s.metrics()["keyroute_serve_client_buffer_clients"] or sloth.poll(500)):
+            while sloth.poll(100):
+                frames = sloth.recv_multipart()
+                rid = kserve.decode_header(frames[0]).request_id
+                assert rid not in got
+                got.add(rid)
+        assert len(got) + dropped == 1000, (len(got), dropped)
+        assert s.metrics()["keyroute_serve_client_buffer_bytes"] == 0
+    finally:
+        sloth.close(0)
+
+
+def test_a_pipelining_client_that_reads_loses_nothing(serve_factory):
+    """The bound drops only what a client does not read: 20,000 requests sent from one
+    socket before it reads any reply get 20,000 replies with the default bound."""
+    s = serve_factory()
+    with s.client() as c:
+        for i in range(20_000):
+            c.send("ping")
+        got = drain(c, 20_000)
+    assert len(got) == 20_000
+    assert s.metrics().get('keyroute_serve_replies_dropped_total{reason="client_buffer_full"}', 0) == 0
+
+
+def test_every_flag_is_documented_with_its_environment_variable():
+    """`serve --help` is the source: every flag in it is in docs/protocol.md's table with
+    its environment variable, and every bound a caller can hit is in the README."""
+    root = Path(__file__).resolve().parents[2]
+    help_text = subprocess.run([str(KEYROUTE), "serve", "--help"], capture_output=True,
+                               text=True, check=True).stdout
+    import re
+    flags = sorted(set(re.findall(r"(--[a-z][a-z-]+)", help_text)) - {"--help"})
+    assert "--client-buffer-bytes" in flags and "--memory-max" in flags, flags
+    table = [line for line in (root / "docs/protocol.md").read_text().splitlines() if line.startswith("| `--")]
+    for flag in flags:
+        rows = [r for r in table if f"`{flag} " in r or f"`{flag}`" in r]
+        assert rows, f"{flag} is not in docs/protocol.md's flag table"
+        env = "KEYROUTE_" + flag[2:].upper().replace("-", "_")
+        assert any(env in r for r in rows), f"{flag}: {env} is not in its docs/protocol.md row"
+    readme = (root / "README.md").read_text()
+    for bound in ["--max-deadline-ms", "--max-waiters-per-key", "--max-waiters", "--memory-max",
+                  "--client-buffer-bytes", "--client-buffers-total-bytes", "--max-frame", "--queue"]:
+        assert f"`{bound}" in readme, f"the bound {bound} is not in the README"

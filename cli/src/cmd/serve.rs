@@ -171,6 +171,24 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     pub memory_max: i128,
+    /// The most bytes of replies kept for one client that does not read them (beyond the
+    /// 16 replies ZeroMQ queues itself); past it that client's replies are dropped and
+    /// counted in keyroute_serve_replies_dropped_total.
+    #[arg(
+        long,
+        env = "KEYROUTE_CLIENT_BUFFER_BYTES",
+        default_value_t = 8 << 20,
+        allow_negative_numbers = true
+    )]
+    pub client_buffer_bytes: i128,
+    /// The same bound over every client together (at least --client-buffer-bytes).
+    #[arg(
+        long,
+        env = "KEYROUTE_CLIENT_BUFFERS_TOTAL_BYTES",
+        default_value_t = 256 << 20,
+        allow_negative_numbers = true
+    )]
+    pub client_buffers_total_bytes: i128,
 }
 
 fn count(flag: &str, v: i128) -> Result<usize, CliError> {
@@ -220,6 +238,11 @@ impl Args {
             max_waiters_per_key: count("--max-waiters-per-key", self.max_waiters_per_key)?,
             max_waiters: count("--max-waiters", self.max_waiters)?,
             memory_max: count("--memory-max", self.memory_max)?,
+            client_buffer_bytes: count("--client-buffer-bytes", self.client_buffer_bytes)?,
+            client_buffers_total_bytes: count(
+                "--client-buffers-total-bytes",
+                self.client_buffers_total_bytes,
+            )?,
         };
         for cap in &self.caps {
             c.add_cap(cap).map_err(serve_error)?;
