@@ -47,7 +47,7 @@ enum Command {
     /// Redis Cluster: show slot ranges per node, rebalance slots live.
     Cluster(cmd::cluster::Args),
     /// Run the caching broker service (ZeroMQ; docs/protocol.md).
-    Serve(cmd::serve::Args),
+    Serve(Box<cmd::serve::Args>),
 }
 
 fn main() -> ExitCode {
@@ -63,7 +63,7 @@ fn main() -> ExitCode {
         Command::Lease(args) => cmd::lease::run(args),
         Command::Affinity(args) => cmd::affinity::run(args),
         Command::Cluster(args) => cmd::cluster::run(args),
-        Command::Serve(args) => cmd::serve::run(args),
+        Command::Serve(args) => cmd::serve::run(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,7 +5,9 @@
 //! ```
 //! Each load answers `rust:<client>:<kind>` after `delay_ms` (0 by default); a kind named
 //! `fail-*` answers `failed`. It prints `load <client> <kind>` on stdout as each load
-//! starts, and stops on SIGTERM.
+//! starts, and stops on SIGTERM. With `KEYROUTE_CURVE_SERVER_KEY` (the service's Z85
+//! public key) and `KEYROUTE_CURVE_KEY_FILE` (this worker's certificate, pyzmq's
+//! `.key_secret`), it connects with CURVE.
 use std::io::Write;
 use std::time::Duration;
 
@@ -36,6 +38,21 @@ fn main() {
         Ok(format!("rust:{client}:{kind}").into_bytes())
     })
     .capacity(capacity);
+    let worker = match (
+        std::env::var("KEYROUTE_CURVE_SERVER_KEY"),
+        std::env::var("KEYROUTE_CURVE_KEY_FILE"),
+    ) {
+        (Ok(server), Ok(file)) => {
+            match keyroute_serve::curve::PeerKeys::from_file(&server, file.as_ref()) {
+                Ok(keys) => worker.curve(keys),
+                Err(e) => {
+                    eprintln!("worker: {e}");
+                    std::process::exit(2);
+                }
+            }
+        }
+        _ => worker,
+    };
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         let _ = signal_hook::flag::register(sig, worker.stop_flag());
     }

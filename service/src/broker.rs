@@ -32,6 +32,10 @@ const MAX_KIND_LABELS: usize = 1024;
 const BATCH: usize = 512;
 /// How often timers are looked at.
 const TICK: Duration = Duration::from_millis(5);
+/// The ZAP handler's endpoint (RFC 27), and the domains of the two sockets.
+const ZAP_ENDPOINT: &str = "inproc://zeromq.zap.01";
+const CLIENTS_DOMAIN: &str = "keyroute.clients";
+const WORKERS_DOMAIN: &str = "keyroute.workers";
 /// After the grace deadline, how long replies waiting for slow readers are still offered.
 const FINAL_FLUSH: Duration = Duration::from_secs(1);
 
@@ -164,6 +168,10 @@ pub(crate) struct Broker {
     last_gauges: Instant,
     /// Replies waiting for clients whose ZeroMQ queue is full.
     outbox: Outbox,
+    /// The ZAP handler's socket, with CURVE on (`--curve-secret-key`).
+    zap: Option<zmq::Socket>,
+    /// When a refused key was last logged (at most one line a second).
+    last_refusal_log: Option<Instant>,
 }
 
 fn zerr(what: &str) -> impl FnOnce(zmq::Error) -> ServeError + '_ {
@@ -184,8 +192,25 @@ impl Broker {
         // `mandatory`: a send to a full peer fails (EAGAIN) and one to a gone peer too
         // (EHOSTUNREACH), instead of queueing without bound or dropping silently; the
         // client socket's replies then wait in the byte-bounded [`Outbox`].
-        let router = |endpoint: &str, sndhwm: i32, mandatory: bool| {
+        // CURVE: the ZAP handler must be bound before a socket that consults it.
+        let zap = match &config.curve {
+            Some(_) => {
+                let z = ctx.socket(zmq::REP).map_err(zerr("socket"))?;
+                z.set_linger(0).map_err(zerr("ZMQ_LINGER"))?;
+                z.bind(ZAP_ENDPOINT).map_err(zerr(ZAP_ENDPOINT))?;
+                Some(z)
+            }
+            None => None,
+        };
+        let curve = config.curve.clone();
+        let router = |endpoint: &str, sndhwm: i32, mandatory: bool, domain: &str| {
             let s = ctx.socket(zmq::ROUTER).map_err(zerr("socket"))?;
+            if let Some(c) = &curve {
+                s.set_curve_server(true).map_err(zerr("ZMQ_CURVE_SERVER"))?;
+                s.set_curve_secretkey(&c.secret)
+                    .map_err(zerr("ZMQ_CURVE_SECRETKEY"))?;
+                s.set_zap_domain(domain).map_err(zerr("ZMQ_ZAP_DOMAIN"))?;
+            }
             s.set_maxmsgsize(hard_max).map_err(zerr("ZMQ_MAXMSGSIZE"))?;
             s.set_linger(5000).map_err(zerr("ZMQ_LINGER"))?;
             s.set_sndhwm(sndhwm).map_err(zerr("ZMQ_SNDHWM"))?;
@@ -193,11 +218,17 @@ impl Broker {
             s.set_router_mandatory(mandatory)
                 .map_err(zerr("ZMQ_ROUTER_MANDATORY"))?;
             s.bind(endpoint).map_err(zerr(endpoint))?;
+            if curve.is_none() && !crate::curve::is_loopback(endpoint) {
+                warn!(
+                    endpoint,
+                    "this socket binds beyond loopback without CURVE: any host that reaches it is trusted (see --curve-secret-key and docs/protocol.md#trust)"
+                );
+            }
             Ok::<zmq::Socket, ServeError>(s)
         };
-        let clients = router(&config.bind, CLIENT_SNDHWM, true)?;
+        let clients = router(&config.bind, CLIENT_SNDHWM, true, CLIENTS_DOMAIN)?;
         // Loads are small (a kind and a key) and bounded by the loads in flight.
-        let workers_sock = router(&config.workers_bind, 100_000, false)?;
+        let workers_sock = router(&config.workers_bind, 100_000, false, WORKERS_DOMAIN)?;
         let (bell, push) = UnixStream::pair().map_err(|e| ServeError::Io("doorbell".into(), e))?;
         for end in [&bell, &push] {
             end.set_nonblocking(true)
@@ -230,7 +261,20 @@ impl Broker {
         metrics
             .queue_capacity
             .set(i64::try_from(config.queue).unwrap_or(i64::MAX));
+        if let Some(c) = &config.curve {
+            info!(
+                public_key = c.public.as_deref().unwrap_or("(not in the key file)"),
+                workers = c.workers.len(),
+                clients = c
+                    .clients
+                    .as_ref()
+                    .map_or("any".to_string(), |k| k.len().to_string()),
+                "CURVE on both sockets: workers and clients must know this public key"
+            );
+        }
         Ok(Broker {
+            zap,
+            last_refusal_log: None,
             outbox: Outbox::new(
                 config.client_buffer_bytes,
                 config.client_buffers_total_bytes,
@@ -271,11 +315,14 @@ impl Broker {
         let mut next_tick = Instant::now();
         loop {
             let wait = next_tick.saturating_duration_since(Instant::now());
-            let mut items = [
+            let mut items = vec![
                 self.clients.as_poll_item(zmq::POLLIN),
                 self.workers_sock.as_poll_item(zmq::POLLIN),
                 zmq::PollItem::from_fd(self.bell.as_raw_fd(), zmq::POLLIN),
             ];
+            if let Some(z) = &self.zap {
+                items.push(z.as_poll_item(zmq::POLLIN));
+            }
             // Replies waiting for a client that is due: look again at once.
             let ms = match self.outbox.next_due() {
                 Some(due) if due <= Instant::now() => 0,
@@ -289,6 +336,7 @@ impl Broker {
                 Err(e) => return Err(zerr("poll")(e)),
             }
             self.flush_outbox();
+            self.answer_zap();
             self.read_workers();
             self.read_events();
             self.read_clients();
@@ -369,6 +417,67 @@ impl Broker {
             self.metrics.reply_dropped("client_buffer_full", 1);
         }
         self.metrics.client_buffers(&self.outbox);
+    }
+
+    /// Answers the ZAP requests waiting (RFC 27): a CURVE peer is admitted when its public
+    /// key is on its socket's allow-list.
+    fn answer_zap(&mut self) {
+        let Some(zap) = &self.zap else { return };
+        let Some(curve) = &self.config.curve else {
+            return;
+        };
+        for _ in 0..BATCH {
+            let Ok(req) = zap.recv_multipart(zmq::DONTWAIT) else {
+                return;
+            };
+            // version, request id, domain, address, identity, mechanism, credentials...
+            let frame = |i: usize| req.get(i).map_or(&[][..], Vec::as_slice);
+            let domain = frame(2);
+            let key: Option<crate::curve::Key> = if frame(5) == b"CURVE" {
+                frame(6).try_into().ok()
+            } else {
+                None
+            };
+            let (socket, allowed) = match (domain, key) {
+                (d, Some(k)) if d == WORKERS_DOMAIN.as_bytes() => {
+                    ("workers", curve.workers.contains(&k))
+                }
+                (d, Some(k)) if d == CLIENTS_DOMAIN.as_bytes() => (
+                    "clients",
+                    curve.clients.as_ref().is_none_or(|c| c.contains(&k)),
+                ),
+                _ => ("other", false),
+            };
+            self.metrics
+                .auth(socket, if allowed { "allowed" } else { "refused" });
+            if !allowed {
+                let now = Instant::now();
+                if self
+                    .last_refusal_log
+                    .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(1))
+                {
+                    self.last_refusal_log = Some(now);
+                    let shown = key
+                        .and_then(|k| zmq::z85_encode(&k).ok())
+                        .unwrap_or_default();
+                    warn!(
+                        socket,
+                        public_key = shown,
+                        address = %String::from_utf8_lossy(frame(3)),
+                        "a CURVE key not on the allow-list was refused (at most one such line a second; keyroute_serve_auth_total counts them all)"
+                    );
+                }
+            }
+            let (code, text): (&[u8], &[u8]) = if allowed {
+                (b"200", b"OK")
+            } else {
+                (b"400", b"key not allowed")
+            };
+            let reply: [&[u8]; 6] = [b"1.0", frame(1), code, text, b"", b""];
+            if let Err(e) = zap.send_multipart(reply, 0) {
+                warn!(error = %e, "ZAP reply not sent");
+            }
+        }
     }
 
     /// Retries the clients whose replies wait.

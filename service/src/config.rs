@@ -70,6 +70,9 @@ pub struct Config {
     pub client_buffer_bytes: usize,
     /// The same bound over every client together.
     pub client_buffers_total_bytes: usize,
+    /// ZeroMQ CURVE on both sockets and the public keys admitted ([`crate::curve`]);
+    /// `None`: plain sockets (a warning at start for one bound beyond loopback).
+    pub curve: Option<crate::curve::Curve>,
 }
 
 impl Default for Config {
@@ -96,6 +99,7 @@ impl Default for Config {
             memory_max: 256 << 20,
             client_buffer_bytes: 8 << 20,
             client_buffers_total_bytes: 256 << 20,
+            curve: None,
         }
     }
 }

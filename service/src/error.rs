@@ -15,6 +15,8 @@ use std::fmt;
 pub enum ServeError {
     /// A flag or setting out of range.
     Config(String),
+    /// A CURVE key file or allow-list cannot be read (the file and why; never its text).
+    KeyFile(String),
     /// A ZeroMQ socket could not be made or bound (endpoint, error).
     Zmq(String, zmq::Error),
     /// The store could not be opened (Redis unreachable, bad URL); passwords redacted.
@@ -27,6 +29,7 @@ impl fmt::Display for ServeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ServeError::Config(m) => write!(f, "bad configuration: {m}"),
+            ServeError::KeyFile(m) => write!(f, "CURVE key file {m}"),
             ServeError::Zmq(what, e) => write!(f, "ZeroMQ: {what}: {e}"),
             ServeError::Store(m) => write!(f, "store: {m}"),
             ServeError::Io(what, e) => write!(f, "{what}: {e}"),

@@ -37,6 +37,7 @@
 
 mod broker;
 mod config;
+pub mod curve;
 mod error;
 mod metrics;
 mod metrics_http;

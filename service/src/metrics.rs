@@ -34,6 +34,7 @@ pub struct Metrics {
     pub(crate) loads: Family<Labels, Counter>,
     pub(crate) worker_drops: Counter,
     replies_dropped: Family<Labels, Counter>,
+    auth: Family<Labels, Counter>,
     client_buffer_bytes: Gauge,
     client_buffer_peers: Gauge,
     cache_hits: Counter,
@@ -66,6 +67,7 @@ impl Metrics {
             loads: Family::default(),
             worker_drops: Counter::default(),
             replies_dropped: Family::default(),
+            auth: Family::default(),
             client_buffer_bytes: Gauge::default(),
             client_buffer_peers: Gauge::default(),
             cache_hits: Counter::default(),
@@ -130,6 +132,11 @@ impl Metrics {
             m.replies_dropped.clone(),
         );
         r.register(
+            "auth",
+            "CURVE peers the ZAP handler admitted or refused, by socket (clients, workers) and outcome (allowed, refused)",
+            m.auth.clone(),
+        );
+        r.register(
             "client_buffer_bytes",
             "Bytes of replies waiting for clients that do not read fast enough",
             m.client_buffer_bytes.clone(),
@@ -183,6 +190,16 @@ impl Metrics {
             ];
             self.errors.get_or_create(&l).inc();
         }
+    }
+
+    /// A CURVE peer admitted or refused by the ZAP handler.
+    pub(crate) fn auth(&self, socket: &'static str, outcome: &'static str) {
+        self.auth
+            .get_or_create(&vec![
+                ("socket".to_string(), socket.to_string()),
+                ("outcome".to_string(), outcome.to_string()),
+            ])
+            .inc();
     }
 
     /// Counts replies dropped (`reason`: `client_buffer_full` or `client_gone`).

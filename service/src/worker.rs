@@ -38,6 +38,7 @@ pub struct LoaderWorker {
     capacity: usize,
     load: Arc<LoadFn>,
     stop: Arc<AtomicBool>,
+    curve: Option<crate::curve::PeerKeys>,
 }
 
 impl std::fmt::Debug for LoaderWorker {
@@ -74,6 +75,7 @@ impl LoaderWorker {
             capacity: 1,
             load: Arc::new(load),
             stop: Arc::new(AtomicBool::new(false)),
+            curve: None,
         }
     }
 
@@ -86,6 +88,21 @@ impl LoaderWorker {
     #[must_use]
     pub fn capacity(mut self, n: usize) -> LoaderWorker {
         self.capacity = n.max(1);
+        self
+    }
+
+    /// Connects with CURVE, to a service started with `--curve-secret-key` whose
+    /// `--curve-worker-keys` lists `keys.public`.
+    ///
+    /// ```
+    /// use keyroute_serve::curve::PeerKeys;
+    /// let keys = PeerKeys { server: [1; 32], public: [2; 32], secret: [3; 32] };
+    /// let w = keyroute_serve::LoaderWorker::new("tcp://127.0.0.1:1", &["cards"], |_, _| Ok(Vec::new())).curve(keys);
+    /// assert!(!format!("{w:?}").contains("secret"));
+    /// ```
+    #[must_use]
+    pub fn curve(mut self, keys: crate::curve::PeerKeys) -> LoaderWorker {
+        self.curve = Some(keys);
         self
     }
 
@@ -103,6 +120,9 @@ impl LoaderWorker {
         let ctx = zmq::Context::new();
         let sock = ctx.socket(zmq::DEALER).map_err(zerr("socket"))?;
         sock.set_linger(500).map_err(zerr("ZMQ_LINGER"))?;
+        if let Some(keys) = &self.curve {
+            keys.apply(&sock).map_err(zerr("ZMQ_CURVE"))?;
+        }
         sock.connect(&self.endpoint).map_err(zerr("connect"))?;
         let (jobs_tx, jobs_rx) = mpsc::channel::<Load>();
         let jobs_rx = Arc::new(Mutex::new(jobs_rx));

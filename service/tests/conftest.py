@@ -54,7 +54,9 @@ def wait_for(pred: Callable[[], bool], timeout: float = 10.0, what: str = "condi
 class Serve:
     """A `keyroute serve` process on free ports."""
 
-    def __init__(self, *args: str, redis: Optional[str] = None, env: Optional[Dict[str, str]] = None) -> None:
+    def __init__(self, *args: str, redis: Optional[str] = None, env: Optional[Dict[str, str]] = None,
+                 curve: Optional["kserve.Curve"] = None) -> None:
+        self.curve = curve  # the keys of the client that checks it is up, and of client()
         self.port = free_port()
         self.wport = free_port()
         self.mport = free_port()
@@ -74,13 +76,13 @@ class Serve:
         if self.proc.poll() is not None:
             raise AssertionError(f"keyroute serve exited {self.proc.returncode}: {self.log_path.read_text()}")
         try:
-            with kserve.Client(self.bind, timeout_s=0.2) as c:
+            with kserve.Client(self.bind, timeout_s=0.2, curve=self.curve) as c:
                 return c.request("ping").header.msg_type == 0x8001
         except TimeoutError:
             return False
 
     def client(self, timeout_s: float = 10.0) -> kserve.Client:
-        return kserve.Client(self.bind, timeout_s=timeout_s)
+        return kserve.Client(self.bind, timeout_s=timeout_s, curve=self.curve)
 
     def metrics(self) -> Dict[str, float]:
         import urllib.request
@@ -133,7 +135,7 @@ class PyWorker:
     """A Python LoaderWorker in a thread, recording its loads."""
 
     def __init__(self, endpoint: str, kinds: List[str], delay: float = 0.0, capacity: int = 1,
-                 fn: Optional[Callable[[str, str], bytes]] = None) -> None:
+                 fn: Optional[Callable[[str, str], bytes]] = None, curve: Optional["kserve.Curve"] = None) -> None:
         self.calls: List[tuple] = []
         self.active: Dict[str, int] = {}
         self.max_active: Dict[str, int] = {}
@@ -155,7 +157,7 @@ class PyWorker:
                 with self.lock:
                     self.active[kind] -= 1
 
-        self.worker = kserve.LoaderWorker(endpoint, kinds, load, capacity=capacity, heartbeat_s=0.2)
+        self.worker = kserve.LoaderWorker(endpoint, kinds, load, capacity=capacity, heartbeat_s=0.2, curve=curve)
         self.thread = threading.Thread(target=self.worker.run, daemon=True)
         self.thread.start()
 
@@ -179,9 +181,11 @@ def py_workers() -> Iterator[Callable[..., PyWorker]]:
 
 
 class RustWorker:
-    def __init__(self, endpoint: str, kinds: str, delay_ms: int = 0, capacity: int = 1) -> None:
+    def __init__(self, endpoint: str, kinds: str, delay_ms: int = 0, capacity: int = 1,
+                 env: Optional[Dict[str, str]] = None) -> None:
         self.proc = subprocess.Popen([str(WORKER), endpoint, kinds, str(delay_ms), str(capacity)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     env=dict(os.environ, **(env or {})))
         self.lines: List[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()

@@ -47,6 +47,7 @@ __all__ = [
     "encode_header",
     "decode_header",
     "Client",
+    "Curve",
     "LoaderWorker",
     "LoadFailed",
 ]
@@ -173,14 +174,51 @@ def _type_number(msg_type: "int | str") -> int:
     return TYPES[msg_type] if isinstance(msg_type, str) else int(msg_type)
 
 
+class Curve(NamedTuple):
+    """ZeroMQ CURVE keys for a socket to a service started with ``--curve-secret-key``:
+    the service's public key and this peer's own key pair (Z85, as
+    ``zmq.curve_keypair()`` makes them). The service admits the public key only if its
+    allow-list (``--curve-worker-keys``, ``--curve-client-keys``) lists it.
+
+    >>> import zmq
+    >>> public, secret = zmq.curve_keypair()
+    >>> Curve(server_key=public, public_key=public, secret_key=secret).server_key == public
+    True
+    """
+
+    server_key: bytes
+    public_key: bytes
+    secret_key: bytes
+
+    @classmethod
+    def from_files(cls, server_public_file: str, secret_file: str) -> "Curve":
+        """Reads certificates as ``zmq.auth.create_certificates`` writes them: the
+        service's public one (``.key``) and this peer's secret one (``.key_secret``)."""
+        import zmq.auth
+
+        server, _ = zmq.auth.load_certificate(server_public_file)
+        public, secret = zmq.auth.load_certificate(secret_file)
+        if secret is None:
+            raise ValueError(f"{secret_file} holds no secret key")
+        return cls(server, public, secret)
+
+    def apply(self, socket: "zmq.Socket[Any]") -> None:
+        """Sets the socket's CURVE options (before it connects)."""
+        socket.curve_serverkey = self.server_key
+        socket.curve_publickey = self.public_key
+        socket.curve_secretkey = self.secret_key
+
+
 class Client:
     """A DEALER socket to the service's client endpoint; one request at a time
     (:meth:`request`), or many in flight (:meth:`send` / :meth:`recv`)."""
 
-    def __init__(self, endpoint: str, *, timeout_s: float = 10.0, context: Optional[zmq.Context] = None) -> None:  # type: ignore[type-arg]
+    def __init__(self, endpoint: str, *, timeout_s: float = 10.0, context: Optional[zmq.Context] = None, curve: Optional[Curve] = None) -> None:  # type: ignore[type-arg]
         self._ctx = context or zmq.Context.instance()
         self.socket = self._ctx.socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)
+        if curve is not None:
+            curve.apply(self.socket)
         self.socket.connect(endpoint)
         self.timeout_s = timeout_s
         self._seq = 0
@@ -298,7 +336,9 @@ class LoaderWorker:
     kind not in ``kinds`` is answered ``failed`` with ``BAD_KIND`` without calling ``fn``;
     a malformed one (not JSON, a field missing or of another type) is skipped. ``capacity``
     loads run at once, each in its own thread; ``worker.ready`` is repeated every
-    ``heartbeat_s`` (the broker drops a worker silent for 3 s by default).
+    ``heartbeat_s`` (the broker drops a worker silent for 3 s by default). ``curve``
+    (a :class:`Curve`) connects with CURVE, to a service started with
+    ``--curve-secret-key`` whose ``--curve-worker-keys`` lists this worker's public key.
     """
 
     def __init__(
@@ -309,6 +349,7 @@ class LoaderWorker:
         *,
         capacity: int = 1,
         heartbeat_s: float = 0.5,
+        curve: Optional[Curve] = None,
     ) -> None:
         if isinstance(kinds, str):
             raise TypeError("kinds is a list of kind names, not one string")
@@ -320,6 +361,7 @@ class LoaderWorker:
         self.fn = fn
         self.capacity = capacity
         self.heartbeat_s = heartbeat_s
+        self.curve = curve
         self._stop = threading.Event()
         self.loads = 0
 
@@ -346,6 +388,8 @@ class LoaderWorker:
         ctx: "zmq.Context[Any]" = zmq.Context.instance()
         sock = ctx.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 500)
+        if self.curve is not None:
+            self.curve.apply(sock)
         sock.connect(self.endpoint)
         jobs: "queue.Queue[Optional[Tuple[str, str, int]]]" = queue.Queue()
         done: "queue.Queue[Tuple[int, Optional[bytes], str, str]]" = queue.Queue()

@@ -51,6 +51,18 @@ pub struct Args {
     /// TLS: the client certificate's key (PEM).
     #[arg(long, env = "KEYROUTE_TLS_KEY", value_name = "PEM")]
     pub tls_key: Option<String>,
+    /// CURVE: the service's key pair (a ZeroMQ certificate as pyzmq writes it, the
+    /// .key_secret file, or one line with the Z85 secret key). Turns CURVE on for both
+    /// sockets; needs --curve-worker-keys. Never printed.
+    #[arg(long, env = "KEYROUTE_CURVE_SECRET_KEY", value_name = "FILE")]
+    pub curve_secret_key: Option<std::path::PathBuf>,
+    /// CURVE: the worker public keys admitted (a file of Z85 keys or certificates, or a
+    /// directory of *.key certificates); any other worker key is refused.
+    #[arg(long, env = "KEYROUTE_CURVE_WORKER_KEYS", value_name = "PATH")]
+    pub curve_worker_keys: Option<std::path::PathBuf>,
+    /// CURVE: the client public keys admitted (same forms); without it any client key is.
+    #[arg(long, env = "KEYROUTE_CURVE_CLIENT_KEYS", value_name = "PATH")]
+    pub curve_client_keys: Option<std::path::PathBuf>,
     /// Queue capacity (allocated at start).
     #[arg(
         long,
@@ -243,6 +255,7 @@ impl Args {
                 "--client-buffers-total-bytes",
                 self.client_buffers_total_bytes,
             )?,
+            curve: None,
         };
         for cap in &self.caps {
             c.add_cap(cap).map_err(serve_error)?;
@@ -256,6 +269,28 @@ impl Args {
             })?;
             c.metrics = Some(addr);
         }
+        match (
+            &self.curve_secret_key,
+            &self.curve_worker_keys,
+            &self.curve_client_keys,
+        ) {
+            (Some(secret), workers, clients) => {
+                c.curve = Some(
+                    keyroute_serve::curve::Curve::from_files(
+                        secret,
+                        workers.as_deref(),
+                        clients.as_deref(),
+                    )
+                    .map_err(serve_error)?,
+                );
+            }
+            (None, None, None) => {}
+            (None, _, _) => {
+                return Err(serve_error(ServeError::Config(
+                    "--curve-worker-keys and --curve-client-keys need --curve-secret-key".into(),
+                )))
+            }
+        }
         c.check().map_err(serve_error)?;
         Ok(c)
     }
@@ -264,6 +299,7 @@ impl Args {
 fn serve_error(e: ServeError) -> CliError {
     let code = match &e {
         ServeError::Config(_) => ErrorCode::OutOfRange,
+        ServeError::KeyFile(_) => ErrorCode::BadConfig,
         ServeError::Store(_) => ErrorCode::RedisConnect,
         _ => ErrorCode::Internal,
     };
