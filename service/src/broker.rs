@@ -202,10 +202,10 @@ impl Broker {
             }
             None => None,
         };
-        let curve = config.curve.clone();
+        let curve = config.curve.as_ref();
         let router = |endpoint: &str, sndhwm: i32, mandatory: bool, domain: &str| {
             let s = ctx.socket(zmq::ROUTER).map_err(zerr("socket"))?;
-            if let Some(c) = &curve {
+            if let Some(c) = curve {
                 s.set_curve_server(true).map_err(zerr("ZMQ_CURVE_SERVER"))?;
                 s.set_curve_secretkey(&c.secret)
                     .map_err(zerr("ZMQ_CURVE_SECRETKEY"))?;
@@ -315,14 +315,6 @@ impl Broker {
         let mut next_tick = Instant::now();
         loop {
             let wait = next_tick.saturating_duration_since(Instant::now());
-            let mut items = vec![
-                self.clients.as_poll_item(zmq::POLLIN),
-                self.workers_sock.as_poll_item(zmq::POLLIN),
-                zmq::PollItem::from_fd(self.bell.as_raw_fd(), zmq::POLLIN),
-            ];
-            if let Some(z) = &self.zap {
-                items.push(z.as_poll_item(zmq::POLLIN));
-            }
             // Replies waiting for a client that is due: look again at once.
             let ms = match self.outbox.next_due() {
                 Some(due) if due <= Instant::now() => 0,
@@ -331,7 +323,17 @@ impl Broker {
                     .max(1),
                 None => i64::try_from(wait.as_millis()).unwrap_or(5).max(1),
             };
-            match zmq::poll(&mut items, ms) {
+            let [c, w, b] = [
+                self.clients.as_poll_item(zmq::POLLIN),
+                self.workers_sock.as_poll_item(zmq::POLLIN),
+                zmq::PollItem::from_fd(self.bell.as_raw_fd(), zmq::POLLIN),
+            ];
+            // No allocation per turn: the ZAP socket is a fourth item only with CURVE.
+            let polled = match &self.zap {
+                Some(z) => zmq::poll(&mut [c, w, b, z.as_poll_item(zmq::POLLIN)], ms),
+                None => zmq::poll(&mut [c, w, b], ms),
+            };
+            match polled {
                 Ok(_) | Err(zmq::Error::EINTR) => {}
                 Err(e) => return Err(zerr("poll")(e)),
             }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import time
@@ -325,7 +326,6 @@ def test_every_flag_is_documented_with_its_environment_variable():
     root = Path(__file__).resolve().parents[2]
     help_text = subprocess.run([str(KEYROUTE), "serve", "--help"], capture_output=True,
                                text=True, check=True).stdout
-    import re
     flags = sorted(set(re.findall(r"(--[a-z][a-z-]+)", help_text)) - {"--help"})
     assert "--client-buffer-bytes" in flags and "--memory-max" in flags, flags
     table = [line for line in (root / "docs/protocol.md").read_text().splitlines() if line.startswith("| `--")]
