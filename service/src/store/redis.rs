@@ -86,22 +86,42 @@ fn store_error(e: &Error) -> crate::ServeError {
     crate::ServeError::Store(e.to_string())
 }
 
+/// When the last "store unavailable" line was logged.
+static LAST_UNAVAILABLE_LOG: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// `STORE_UNAVAILABLE`, with the store's error logged (at most one line a second;
+/// `keyroute_serve_errors_total` counts them all): a `READONLY` says the URL names a
+/// replica.
+fn unavailable(e: &dyn std::fmt::Display, readonly: bool) -> Answer {
+    let now = Instant::now();
+    let mut last = LAST_UNAVAILABLE_LOG
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if last.is_none_or(|t| now.duration_since(t) >= Duration::from_secs(1)) {
+        *last = Some(now);
+        if readonly {
+            tracing::warn!(error = %e, "the store refused a write (READONLY): --redis names a replica; point it at the master, or use redis+sentinel:// (answered STORE_UNAVAILABLE; at most one such line a second)");
+        } else {
+            tracing::warn!(error = %e, "the store is unavailable (answered STORE_UNAVAILABLE; at most one such line a second)");
+        }
+    }
+    Answer::Transport(TransportError::StoreUnavailable)
+}
+
 /// The answer for a Redis-side error.
 fn answer(e: Error) -> Answer {
     match e {
         Error::Input(i) => Answer::data(i.code(), i.to_string()),
         Error::CacheTimeout { .. } => Answer::Transport(TransportError::LoadTimeout),
         Error::Backend { code, message, .. } => LoadFailure::answer(&code, &message),
-        e if e.is_connection_error() || e.is_timeout() => {
-            Answer::Transport(TransportError::StoreUnavailable)
-        }
+        e if e.is_connection_error() || e.is_timeout() => unavailable(&e, false),
         Error::Server { ref code, .. }
             if matches!(
                 code.as_str(),
                 "READONLY" | "MASTERDOWN" | "LOADING" | "NOREPLICAS" | "CLUSTERDOWN" | "TRYAGAIN"
             ) =>
         {
-            Answer::Transport(TransportError::StoreUnavailable)
+            unavailable(&e, code == "READONLY")
         }
         e if matches!(
             e.code(),
@@ -113,7 +133,7 @@ fn answer(e: Error) -> Answer {
                 | ErrorCode::RedisTimeout
         ) =>
         {
-            Answer::Transport(TransportError::StoreUnavailable)
+            unavailable(&e, false)
         }
         e => Answer::data(e.code(), e.to_string()),
     }
@@ -161,7 +181,7 @@ fn direct_answer(e: DirectError) -> Answer {
                     Some("READONLY" | "MASTERDOWN" | "LOADING" | "CLUSTERDOWN" | "TRYAGAIN")
                 ) =>
         {
-            Answer::Transport(TransportError::StoreUnavailable)
+            unavailable(&e, e.code() == Some("READONLY"))
         }
         DirectError::Raw(e) => Answer::data(ErrorCode::RedisServer, e.to_string()),
     }
