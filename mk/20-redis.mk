@@ -1,8 +1,9 @@
 # Native Redis, selection half: LeastUsed and Leases on a real redis-server (crate
 # keyroute-redis), the `keyroute pick` / `keyroute pool` demo step and the pick benchmark.
 #
-#   make test-redis    the redis_least_used* and redis_leases suites (they start their own
-#                      redis-server / 3-master cluster on free 127.0.0.1 ports), and the
+#   make test-redis    the redis_least_used*, redis_leases and redis_replica suites (they
+#                      start their own redis-server / 3-master cluster / master and
+#                      REPLICAOF replica on free 127.0.0.1 ports), and the
 #                      doc tests of redis::{least_used,leases,error}
 #   make demo-select   the selection step of `make demo` (REDIS_URL, else a private
 #                      redis-server, else the in-memory model)
@@ -10,7 +11,7 @@
 .PHONY: test-redis demo-select bench-redis
 
 REDIS_TESTS := redis_least_used redis_least_used_concurrency redis_least_used_faults \
-               redis_least_used_cluster redis_leases
+               redis_least_used_cluster redis_leases redis_replica
 
 # `make test-rust` already runs these; this target runs the selection suites alone.
 test-redis: setup-apt-core

@@ -366,3 +366,58 @@ fn affinity_take_release_show() {
     ));
     assert!(out.contains("w2  1") && out.ends_with("held: 2\n"), "{out}");
 }
+
+/// A URL that names a replica (`REPLICAOF`): `pool seed` and `pick` exit 2 with
+/// `[REDIS_READONLY]` and write nothing; the master's URL works.
+#[test]
+fn a_replica_url_is_refused_readonly() {
+    let master = Server::start();
+    let replica = Server::start();
+    replica.replicate(&master);
+    let pool = "{rep}:proxies";
+    let err = fails_with(
+        &keyroute(
+            &[
+                "pool",
+                "seed",
+                "--redis",
+                &replica.url(),
+                "--pool",
+                pool,
+                "p1",
+            ],
+            None,
+        ),
+        "REDIS_READONLY",
+    );
+    assert!(err.contains("replica"), "{err}");
+    assert!(counts(&master, pool).is_empty());
+    ok(&keyroute(
+        &[
+            "pool",
+            "seed",
+            "--redis",
+            &master.url(),
+            "--pool",
+            pool,
+            "p1",
+        ],
+        None,
+    ));
+    // Once replicated, a pick (a write) on the replica is refused too and counts nothing.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while counts(&replica, pool).is_empty() {
+        assert!(Instant::now() < deadline, "never replicated");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    fails_with(
+        &keyroute(&["pick", "--redis", &replica.url(), "--pool", pool], None),
+        "REDIS_READONLY",
+    );
+    assert_eq!(counts(&master, pool), [("p1".into(), 0)]);
+    let picks = ok(&keyroute(
+        &["pick", "--redis", &master.url(), "--pool", pool],
+        None,
+    ));
+    assert_eq!(picks, "p1\n");
+}

@@ -113,6 +113,32 @@ impl Server {
         format!("redis://127.0.0.1:{}/", self.port)
     }
 
+    /// Makes this server a replica of `master` (`REPLICAOF 127.0.0.1 <port>`) and waits
+    /// (at most 10 s) for `master_link_status:up`.
+    pub fn replicate(&self, master: &Server) {
+        let mut con = self.connection();
+        let _: () = redis::cmd("REPLICAOF")
+            .arg("127.0.0.1")
+            .arg(master.port())
+            .query(&mut con)
+            .expect("REPLICAOF");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let info: String = redis::cmd("INFO")
+                .arg("replication")
+                .query(&mut con)
+                .expect("INFO replication");
+            if info.contains("master_link_status:up") {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the replica never linked: {info}"
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// The process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
