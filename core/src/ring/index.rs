@@ -105,6 +105,26 @@ impl Circle {
         c
     }
 
+    /// The circle over already sorted `points` and their `owners`, in one leaf: for a
+    /// circle that is never changed (a fleet profile's), where leaves only cost a copy of
+    /// every point (32M points: 384 MiB more, and 0.3 s).
+    #[cfg(feature = "fleet")]
+    pub(crate) fn build_whole(points: Vec<u64>, owners: Vec<u32>, bits: u32) -> Circle {
+        debug_assert_eq!(points.len(), owners.len());
+        debug_assert!(points.windows(2).all(|w| w[0] <= w[1]));
+        let len = points.len();
+        let leaf = Leaf::new(points, OwnerVec::from_wide(owners), bits, Vec::new());
+        let mut c = Circle {
+            leaves: alloc::vec![leaf],
+            leaf_shift: bits,
+            leaf_log: 0,
+            bits,
+            len,
+        };
+        c.relink();
+        c
+    }
+
     /// Recounts the points, each leaf's start and the leaf after it that holds a point.
     fn relink(&mut self) {
         let mut start = 0;

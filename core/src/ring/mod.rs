@@ -18,13 +18,13 @@ mod engine;
 mod error;
 mod hash;
 pub(crate) mod index;
-mod leaf;
+pub(crate) mod leaf;
 mod md5_many;
 mod owners;
 mod positions;
 pub(crate) mod profile;
 mod sip_many;
-mod sort;
+pub(crate) mod sort;
 mod spec;
 
 pub use analysis::{diff, Arc, Diff, MovedArc};

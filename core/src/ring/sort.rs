@@ -30,34 +30,98 @@ pub(crate) fn bucket_sort<T: RadixKey + Ord>(v: &mut Vec<T>) {
         v.sort_unstable();
         return;
     }
-    // About one bucket per two items (at most 2^23: 32 MiB of counts for 2^24 items).
-    let bits = (usize::BITS - 1 - (n - 1).leading_zeros()).min(23);
-    let shift = 64 - bits;
-    // ends[b + 1]: counts, then where bucket b starts; after the scatter, where it ends.
-    let mut ends = alloc::vec![0u32; (1usize << bits) + 1];
-    for x in v.iter() {
-        ends[(x.key() >> shift) as usize + 1] += 1;
+    if n >= 1 << 22 {
+        bucket_sort_two_level(v);
+        return;
     }
-    let mut fullest = 0;
-    for b in 1..ends.len() {
-        fullest = fullest.max(ends[b]);
-        ends[b] += ends[b - 1];
-    }
+    // About one bucket per two items.
+    let bits = usize::BITS - 1 - (n - 1).leading_zeros();
     let mut out: Vec<T> = alloc::vec![v[0]; n];
+    let mut ends = Vec::new();
+    scatter_sort(v, &mut out, 0, bits, &mut ends);
+    *v = out;
+}
+
+/// [`bucket_sort`] for 4M items or more (where one pass's counts, 8 MiB, leave the cache), in two passes that each stay in cache: the
+/// first scatters the items by their key's top [`TOP_BITS`] bits into a copy (256 runs,
+/// each written in order), the second sorts each run (a 256th of the items) by the next
+/// bits through a scratch copy of it. One pass by all the bits wrote each item to a random
+/// place in the whole array: sorting 32M (point, order, owner) entries (200k nginx
+/// servers) took 43% of a 5 s build (`perf`), in two passes 25% of a 3.4 s one.
+fn bucket_sort_two_level<T: RadixKey + Ord>(v: &mut Vec<T>) {
+    let n = v.len();
+    let top_shift = 64 - TOP_BITS;
+    let mut starts = [0u32; (1 << TOP_BITS) + 1];
     for x in v.iter() {
-        let b = (x.key() >> shift) as usize;
-        out[ends[b] as usize] = *x;
+        starts[(x.key() >> top_shift) as usize + 1] += 1;
+    }
+    for h in 1..starts.len() {
+        starts[h] += starts[h - 1];
+    }
+    // Filled in order first (fresh zero pages would fault in the scatter's order).
+    let mut out: Vec<T> = alloc::vec![v[0]; n];
+    let mut at = starts;
+    for x in v.iter() {
+        let h = (x.key() >> top_shift) as usize;
+        out[at[h] as usize] = *x;
+        at[h] += 1;
+    }
+    // The first pass's copy is the second's scratch.
+    let mut run = core::mem::take(v);
+    let mut ends = Vec::new();
+    for h in 0..1usize << TOP_BITS {
+        let (from, to) = (starts[h] as usize, starts[h + 1] as usize);
+        if to - from < 2 {
+            continue;
+        }
+        let src = &mut run[..to - from];
+        src.copy_from_slice(&out[from..to]);
+        let bits = (usize::BITS - 1 - (to - from - 1).leading_zeros()).max(1);
+        scatter_sort(src, &mut out[from..to], TOP_BITS, bits, &mut ends);
+    }
+    *v = out;
+}
+
+/// Sorts `src` into `dst` (as long), all of whose keys share their top `skip` bits: scatters
+/// them by the next `bits` bits (at most 23), then sorts within the buckets. Linear for
+/// spread keys; a bucket that holds many items (keys bunched together) is sorted by
+/// `sort_unstable`, so no input is worse than a comparison sort by much. `ends` is scratch.
+fn scatter_sort<T: RadixKey + Ord>(
+    src: &[T],
+    dst: &mut [T],
+    skip: u32,
+    bits: u32,
+    ends: &mut Vec<u32>,
+) {
+    let bits = bits.min(23).min(64 - skip);
+    let shift = 64 - bits;
+    let bucket = |x: &T| ((x.key() << skip) >> shift) as usize;
+    // ends[b + 1]: counts, then where bucket b starts; after the scatter, where it ends.
+    ends.clear();
+    ends.resize((1usize << bits) + 1, 0);
+    for x in src {
+        ends[bucket(x) + 1] += 1;
+    }
+    let (mut fullest, mut sum) = (0, 0);
+    for e in ends.iter_mut().skip(1) {
+        fullest = fullest.max(*e);
+        sum += *e;
+        *e = sum;
+    }
+    for x in src {
+        let b = bucket(x);
+        dst[ends[b] as usize] = *x;
         ends[b] += 1;
     }
     if fullest <= 32 {
         // Every item is already in its bucket and every bucket holds at most 32: one
         // insertion sort over the whole array moves each item within its bucket only
         // (linear, and no loop over the buckets).
-        insertion_sort(&mut out);
+        insertion_sort(dst);
     } else {
         let mut from = 0;
         for &end in &ends[..ends.len() - 1] {
-            let bucket = &mut out[from..end as usize];
+            let bucket = &mut dst[from..end as usize];
             match bucket.len() {
                 0 | 1 => {}
                 2..=16 => insertion_sort(bucket),
@@ -66,7 +130,6 @@ pub(crate) fn bucket_sort<T: RadixKey + Ord>(v: &mut Vec<T>) {
             from = end as usize;
         }
     }
-    *v = out;
 }
 
 /// Sorts a build's entries by their own order and splits each into its (point, owner)
@@ -384,6 +447,14 @@ impl RadixKey for u64 {
 /// Native entries: (point, node index), by point (and by index after the sort, which is
 /// stable: a build pushes them in index order).
 impl RadixKey for (u64, u32) {
+    #[inline(always)]
+    fn key(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A fleet ring's 64-bit entries: (point, order put, node index), by point then order.
+impl RadixKey for (u64, u32, u32) {
     #[inline(always)]
     fn key(&self) -> u64 {
         self.0
