@@ -23,6 +23,7 @@ use crate::metrics::Metrics;
 use crate::outbox::{Outbox, Sent, CLIENT_SNDHWM};
 use crate::proto::{parse, reply_frames, Answer, Req};
 use crate::store::{LoadFailure, Store};
+use crate::throttle::LogThrottle;
 use crate::worker_msg::{parse_worker, WorkerMsg};
 use crate::workers::Workers;
 
@@ -171,7 +172,7 @@ pub(crate) struct Broker {
     /// The ZAP handler's socket, with CURVE on (`--curve-secret-key`).
     zap: Option<zmq::Socket>,
     /// When a refused key was last logged (at most one line a second).
-    last_refusal_log: Option<Instant>,
+    last_refusal_log: LogThrottle,
 }
 
 fn zerr(what: &str) -> impl FnOnce(zmq::Error) -> ServeError + '_ {
@@ -274,7 +275,7 @@ impl Broker {
         }
         Ok(Broker {
             zap,
-            last_refusal_log: None,
+            last_refusal_log: LogThrottle::new(),
             outbox: Outbox::new(
                 config.client_buffer_bytes,
                 config.client_buffers_total_bytes,
@@ -452,23 +453,16 @@ impl Broker {
             };
             self.metrics
                 .auth(socket, if allowed { "allowed" } else { "refused" });
-            if !allowed {
-                let now = Instant::now();
-                if self
-                    .last_refusal_log
-                    .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(1))
-                {
-                    self.last_refusal_log = Some(now);
-                    let shown = key
-                        .and_then(|k| zmq::z85_encode(&k).ok())
-                        .unwrap_or_default();
-                    warn!(
-                        socket,
-                        public_key = shown,
-                        address = %String::from_utf8_lossy(frame(3)),
-                        "a CURVE key not on the allow-list was refused (at most one such line a second; keyroute_serve_auth_total counts them all)"
-                    );
-                }
+            if !allowed && self.last_refusal_log.ready(Instant::now()) {
+                let shown = key
+                    .and_then(|k| zmq::z85_encode(&k).ok())
+                    .unwrap_or_default();
+                warn!(
+                    socket,
+                    public_key = shown,
+                    address = %String::from_utf8_lossy(frame(3)),
+                    "a CURVE key not on the allow-list was refused (at most one such line a second; keyroute_serve_auth_total counts them all)"
+                );
             }
             let (code, text): (&[u8], &[u8]) = if allowed {
                 (b"200", b"OK")

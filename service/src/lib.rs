@@ -44,6 +44,7 @@ mod metrics_http;
 mod outbox;
 mod proto;
 pub mod store;
+mod throttle;
 pub mod worker;
 mod worker_msg;
 mod workers;

@@ -124,7 +124,12 @@ impl PointRing {
             }
             // By position, then by the order they were put.
             sort_points(&mut entries);
-            dedup(&entries, rules.dedup, |e| (e.0, e.2))
+            let (mut points, mut owners): (Vec<u64>, Vec<u32>) =
+                entries.into_iter().map(|(p, _, o)| (p, o)).unzip();
+            let len = dedup_in_place(&mut points, &mut owners, rules.dedup, 0);
+            points.truncate(len);
+            owners.truncate(len);
+            (points, owners)
         };
         debug_assert!(owners.iter().all(|&o| (o as usize) < nodes.len()));
         let circle = Circle::build_whole(points, owners, bits);
@@ -248,35 +253,9 @@ impl PointRing {
     }
 }
 
-/// The sorted `entries` as (positions, owners), runs of one position kept as `rule` says;
-/// `split` gives an entry's (position, owner).
-fn dedup<T>(entries: &[T], rule: Dedup, split: impl Fn(&T) -> (u64, u32)) -> (Vec<u64>, Vec<u32>) {
-    let mut points = Vec::with_capacity(entries.len());
-    let mut owners = Vec::with_capacity(entries.len());
-    let mut i = 0;
-    while i < entries.len() {
-        let at = split(&entries[i]).0;
-        let mut j = i + 1;
-        while j < entries.len() && split(&entries[j]).0 == at {
-            j += 1;
-        }
-        let run = match rule {
-            Dedup::KeepFirst => &entries[i..i + 1],
-            Dedup::KeepLast => &entries[j - 1..j],
-            Dedup::KeepAll => &entries[i..j],
-        };
-        for e in run {
-            let (p, o) = split(e);
-            points.push(p);
-            owners.push(o);
-        }
-        i = j;
-    }
-    (points, owners)
-}
-
-/// [`dedup`] of sorted keys `points` (a position above `shift` bits) and their `owners`,
-/// within the two arrays: the new length, the positions shifted down.
+/// Sorted keys `points` (a position above `shift` bits) and their `owners`, runs of one
+/// position kept as `rule` says, within the two arrays: the new length, the positions
+/// shifted down.
 fn dedup_in_place(points: &mut [u64], owners: &mut [u32], rule: Dedup, shift: u32) -> usize {
     let n = points.len();
     let (mut i, mut out) = (0, 0);

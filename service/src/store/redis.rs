@@ -5,6 +5,8 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::throttle::LogThrottle;
+
 use keyroute::cache::{Call, ClientKeys, GetReply, TokenKey, Touch, Value};
 use keyroute::error::ErrorCode;
 use keyroute::frame::TransportError;
@@ -87,18 +89,17 @@ fn store_error(e: &Error) -> crate::ServeError {
 }
 
 /// When the last "store unavailable" line was logged.
-static LAST_UNAVAILABLE_LOG: Mutex<Option<Instant>> = Mutex::new(None);
+static UNAVAILABLE_LOG: Mutex<LogThrottle> = Mutex::new(LogThrottle::new());
 
 /// `STORE_UNAVAILABLE`, with the store's error logged (at most one line a second;
 /// `keyroute_serve_errors_total` counts them all): a `READONLY` says the URL names a
 /// replica.
 fn unavailable(e: &dyn std::fmt::Display, readonly: bool) -> Answer {
-    let now = Instant::now();
-    let mut last = LAST_UNAVAILABLE_LOG
+    let ready = UNAVAILABLE_LOG
         .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if last.is_none_or(|t| now.duration_since(t) >= Duration::from_secs(1)) {
-        *last = Some(now);
+        .unwrap_or_else(|e| e.into_inner())
+        .ready(Instant::now());
+    if ready {
         if readonly {
             tracing::warn!(error = %e, "the store refused a write (READONLY): --redis names a replica; point it at the master, or use redis+sentinel:// (answered STORE_UNAVAILABLE; at most one such line a second)");
         } else {
