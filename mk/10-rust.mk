@@ -63,7 +63,7 @@ demo-cli: build-cli
 
 BENCH_TARGETS += bench-rust
 bench-rust:
-	$(CARGO) bench -p keyroute-bench --bench ring --bench slot --bench engines
+	$(CARGO) bench -p keyroute-bench --bench ring --bench slot --bench engines --bench config
 
 VECTOR_TARGETS += vectors-ring vectors-slot vectors-pool
 vectors-ring:

@@ -2,6 +2,7 @@
 
 mod clients;
 mod envoy;
+mod fill;
 mod haproxy;
 mod java;
 pub(crate) mod nginx;

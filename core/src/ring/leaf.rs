@@ -44,7 +44,6 @@ impl Leaf {
     /// The leaf over already sorted `points` covering the whole circle, with its index
     /// already built (`table`: the start of each of the `2^log_buckets(len)` buckets, then
     /// the length), as [`sort_split`](super::sort::sort_split) returns it.
-    #[cfg_attr(feature = "small-sort", allow(dead_code))]
     pub(crate) fn with_built_table(
         points: Vec<u64>,
         owners: OwnerVec,
@@ -243,13 +242,13 @@ pub(crate) fn log_buckets(len: usize, bits: u32) -> u32 {
 /// more to each (1.5–3 points per bucket; the index costs 1.3–2.7 bytes per point, 1.6
 /// at 160,000 points: issue 17's memory target of 12 bytes per point, with 8-byte native
 /// positions and 2-byte owners).
-fn layout(len: usize, bits: u32) -> (usize, u32) {
+pub(crate) fn layout(len: usize, bits: u32) -> (usize, u32) {
     let per_bucket = (len.saturating_mul(2) / 3).max(1);
     let log = (usize::BITS - 1 - per_bucket.leading_zeros()).min(bits);
     (1usize << log, bits - log)
 }
 
 #[inline(always)]
-fn bucket(p: u64, shift: u32) -> u64 {
+pub(crate) fn bucket(p: u64, shift: u32) -> u64 {
     p.checked_shr(shift).unwrap_or(0)
 }

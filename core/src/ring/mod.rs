@@ -19,7 +19,7 @@ mod error;
 mod hash;
 pub(crate) mod index;
 pub(crate) mod leaf;
-mod md5_many;
+pub(crate) mod md5_many;
 mod owners;
 mod positions;
 pub(crate) mod profile;

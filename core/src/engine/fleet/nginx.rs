@@ -48,11 +48,16 @@ pub(crate) fn build(nodes: Vec<NodeSpec>) -> Result<PointRing, EngineError> {
     if total > crate::ring::MAX_POINTS {
         return Err(crate::ring::RingError::TooManyPoints(total).into());
     }
-    let mut pts = Vec::with_capacity(total as usize);
-    for (i, n) in nodes.iter().enumerate() {
-        points(&n.name, n.weight, |p| pts.push((u64::from(p), i as u32)));
-    }
-    PointRing::from_points(
+    // Each point as one key, its position above its node (see `PointRing::from_keys`).
+    let counts: Vec<usize> = nodes.iter().map(|n| n.weight as usize * 160).collect();
+    let keys = super::fill::fill_keys(&counts, |i, out| {
+        let mut at = 0;
+        points(&nodes[i].name, nodes[i].weight, |p| {
+            out[at] = u64::from(p) << 32 | i as u64;
+            at += 1;
+        });
+    });
+    PointRing::from_keys(
         PointRules {
             name: "nginx",
             key_hash: KeyHash::Crc32,
@@ -61,6 +66,6 @@ pub(crate) fn build(nodes: Vec<NodeSpec>) -> Result<PointRing, EngineError> {
             dedup: Dedup::KeepFirst,
         },
         nodes,
-        pts,
+        keys,
     )
 }

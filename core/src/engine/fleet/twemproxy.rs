@@ -4,9 +4,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::super::{
-    concat, push_decimal, Dedup, EngineError, KeyHash, KeyTag, Modulo, PointRing, PointRules, Seek,
+    push_decimal, Dedup, EngineError, KeyHash, KeyTag, Modulo, PointRing, PointRules, Seek,
 };
 use crate::hashes::{md5, TwemproxyHash};
+use crate::ring::md5_many::{Batch, LANES};
 use crate::ring::profile::{digests_for, WeightRule};
 use crate::ring::NodeSpec;
 
@@ -43,24 +44,51 @@ pub(crate) fn ketama_hashed(
     tag: KeyTag,
 ) -> Result<PointRing, EngineError> {
     let total: u64 = nodes.iter().map(|n| u64::from(n.weight)).sum();
-    let mut pts = Vec::new();
-    for (i, n) in nodes.iter().enumerate() {
-        let digests = digests_for(WeightRule::MemcachedF32, 40, nodes.len(), n.weight, total);
-        let name = hashed[i].as_bytes();
-        let mut buf = Vec::new();
-        for k in 0..digests {
-            buf.clear();
-            buf.extend_from_slice(&concat(&[name, b"-"]));
-            push_decimal(&mut buf, k);
-            buf.truncate(MAX_POINT_STRING);
-            let d = md5(&buf);
-            for h in 0..4 {
-                let p = u32::from_le_bytes([d[4 * h], d[4 * h + 1], d[4 * h + 2], d[4 * h + 3]]);
-                pts.push((u64::from(p), i as u32));
-            }
-        }
+    let digests: Vec<u64> = nodes
+        .iter()
+        .map(|n| digests_for(WeightRule::MemcachedF32, 40, nodes.len(), n.weight, total))
+        .collect();
+    let points: u64 = digests.iter().map(|d| d.saturating_mul(4)).sum();
+    if points > crate::ring::MAX_POINTS {
+        return Err(crate::ring::RingError::TooManyPoints(points).into());
     }
-    PointRing::from_points(
+    // Each point as one key, its position above its node (see `PointRing::from_keys`).
+    let counts: Vec<usize> = digests.iter().map(|&d| d as usize * 4).collect();
+    // Digests 32 at a time (`Batch`: over AVX-512 where the CPU has it); a name too long
+    // for one MD5 block is hashed alone.
+    let keys = super::fill::fill_keys(&counts, |i, out| {
+        let name = hashed[i].as_bytes();
+        let owner = i as u64;
+        let mut buf = Vec::with_capacity(name.len() + 21);
+        for (c, chunk) in out.chunks_mut(4 * LANES).enumerate() {
+            let mut batch = Batch::new();
+            for (j, four) in chunk.chunks_exact_mut(4).enumerate() {
+                buf.clear();
+                buf.extend_from_slice(name);
+                buf.push(b'-');
+                push_decimal(&mut buf, (c * LANES + j) as u64);
+                buf.truncate(MAX_POINT_STRING);
+                if !batch.push(j, &buf) {
+                    let d = md5(&buf);
+                    for (h, key) in four.iter_mut().enumerate() {
+                        let p = u32::from_le_bytes([
+                            d[4 * h],
+                            d[4 * h + 1],
+                            d[4 * h + 2],
+                            d[4 * h + 3],
+                        ]);
+                        *key = u64::from(p) << 32 | owner;
+                    }
+                }
+            }
+            batch.finish_digests(|j, words| {
+                for (key, p) in chunk[4 * j..4 * j + 4].iter_mut().zip(words) {
+                    *key = u64::from(p) << 32 | owner;
+                }
+            });
+        }
+    });
+    PointRing::from_keys(
         PointRules {
             name: "twemproxy",
             key_hash: KeyHash::Twemproxy(hash),
@@ -69,7 +97,7 @@ pub(crate) fn ketama_hashed(
             dedup: Dedup::KeepFirst,
         },
         nodes,
-        pts,
+        keys,
     )
 }
 
@@ -79,4 +107,52 @@ pub(crate) fn modula(
     tag: KeyTag,
 ) -> Result<Modulo, EngineError> {
     Modulo::new("twemproxy", KeyHash::Twemproxy(hash), tag, nodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+    use alloc::string::String;
+
+    /// The points hashed 32 at a time (names that fit one MD5 block, and names too long
+    /// for it, hashed alone) are those of a plain reading of nutcracker's loop: each
+    /// digest of `name-k`, sorted, the first point kept at a repeated position.
+    #[test]
+    fn batched_points_are_nutcrackers() {
+        let names: Vec<String> = (0..7)
+            .map(|i| format!("10.0.0.{i}:11211{}", "x".repeat(i * 9)))
+            .collect();
+        let nodes: Vec<NodeSpec> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| NodeSpec {
+                name: n.clone(),
+                weight: 1 + i as u32 % 3,
+                address: None,
+            })
+            .collect();
+        let ring =
+            ketama_hashed(nodes.clone(), &names, TwemproxyHash::Md5, KeyTag::Whole).expect("ring");
+        let total: u64 = nodes.iter().map(|n| u64::from(n.weight)).sum();
+        let mut want: Vec<(u64, u32)> = Vec::new();
+        for (i, n) in nodes.iter().enumerate() {
+            let digests = digests_for(WeightRule::MemcachedF32, 40, nodes.len(), n.weight, total);
+            for k in 0..digests {
+                let mut buf = format!("{}-{k}", names[i]).into_bytes();
+                buf.truncate(MAX_POINT_STRING);
+                let d = md5(&buf);
+                for h in 0..4 {
+                    let p =
+                        u32::from_le_bytes([d[4 * h], d[4 * h + 1], d[4 * h + 2], d[4 * h + 3]]);
+                    want.push((u64::from(p), i as u32));
+                }
+            }
+        }
+        want.sort_by_key(|e| e.0);
+        want.dedup_by_key(|e| e.0);
+        let got: Vec<(u64, u32)> = ring.positions().iter().zip(ring.owners().iter()).collect();
+        assert!(names.iter().any(|n| n.len() > 55) && names.iter().any(|n| n.len() < 40));
+        assert_eq!(got, want);
+    }
 }
