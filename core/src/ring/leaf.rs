@@ -44,6 +44,7 @@ impl Leaf {
     /// The leaf over already sorted `points` covering the whole circle, with its index
     /// already built (`table`: the start of each of the `2^log_buckets(len)` buckets, then
     /// the length), as [`sort_split`](super::sort::sort_split) returns it.
+    #[cfg(any(feature = "fleet", not(feature = "small-sort")))]
     pub(crate) fn with_built_table(
         points: Vec<u64>,
         owners: OwnerVec,

@@ -211,6 +211,7 @@ impl Batch {
     /// MD5 profiles' builds hash their points this way: twemproxy ketama with 200k
     /// servers (8M digests), a build on 2 cores (`bench/benches/config.rs`, medians): 1.34 s
     /// by `md-5`, 0.99 s so.
+    #[cfg(any(feature = "fleet", test))]
     pub(crate) fn finish_digests(&self, mut put: impl FnMut(usize, [u32; 4])) {
         #[cfg(all(target_arch = "x86_64", not(miri)))]
         if self.len > 2 && Md5Path::selected() == Md5Path::Avx512 {
