@@ -1255,7 +1255,7 @@ pub unsafe extern "C" fn keyroute_sessions_touch(
             }
             Touch::Expired => Err(Fail::new(
                 ErrorCode::SessionExpired,
-                "the session does not exist or expired: log in again",
+                ErrorCode::SessionExpired.summary(),
             )),
             Touch::VersionMismatch { stored } => {
                 let p = hand_out_bytes(&stored)?;

@@ -211,6 +211,13 @@ export const CACHE_LIMITS: Readonly<{
   maxWarmKinds: number; defaultMaxValueBytes: number; maxValueBytesLimit: number; maxOwnerBytes: number;
   maxErrorCodeBytes: number; maxErrorMessageBytes: number; tokenLength: number; sessionIdLength: number;
   maxMs: number; pollFirstMs: number; pollMaxMs: number;
+  /** The most times one getOrLoad runs its loader when every fill is fenced (the last fenced value is returned, not stored). */
+  maxFencedLoads: number;
+}>;
+/** Core's defaults of SmartCache and Sessions (keyroute::cache::CacheSettings::DEFAULT and SessionSettings::DEFAULT), in ms and bytes. */
+export const CACHE_DEFAULTS: Readonly<{
+  leaseMs: number; softTtlMs: number; hardTtlMs: number; negTtlMs: number; serveStale: boolean; fastHits: boolean;
+  xfetchBeta: number; maxValueBytes: number; ioTimeoutMs: number; timeoutMs: number; sessionTtlMs: number; sessionMaxDataBytes: number;
 }>;
 export const CACHE_SCRIPTS: Readonly<Record<CacheScriptName, Readonly<{ name: string; text: string; sha1: string; numKeys: number; summary: string }>>>;
 export const ERROR_CODES: Readonly<Record<ErrorCode, number>>;

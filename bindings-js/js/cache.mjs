@@ -165,6 +165,7 @@ export function createCacheApi(wasm, scripts, node) {
     maxMs: L[12],
     pollFirstMs: L[13],
     pollMaxMs: L[14],
+    maxFencedLoads: L[15],
   });
 
   // Names are checked before they are converted when they are longer than any limit.
@@ -719,35 +720,76 @@ export function createCacheApi(wasm, scripts, node) {
 
   const CACHE_OPTIONS = ['leaseMs', 'softTtlMs', 'hardTtlMs', 'negTtlMs', 'serveStale', 'fastHits', 'xfetchBeta', 'maxValueBytes', 'tokenKey', 'ioTimeoutMs', 'subscriber'];
 
+  // Core's defaults (keyroute::cache::CacheSettings::DEFAULT), in the order of
+  // rawCacheDefaults: the settings, then the I/O timeout and the read timeout.
+  const D = wasm.rawCacheDefaults();
+  const S = wasm.rawSessionDefaults();
+  /** Core's defaults of SmartCache and Sessions (ms and bytes). */
+  const CACHE_DEFAULTS = Object.freeze({
+    leaseMs: D[0],
+    softTtlMs: D[1],
+    hardTtlMs: D[2],
+    negTtlMs: D[3],
+    serveStale: D[4] === 1,
+    fastHits: D[5] === 1,
+    xfetchBeta: D[6],
+    maxValueBytes: D[7],
+    ioTimeoutMs: D[8],
+    timeoutMs: D[9],
+    sessionTtlMs: S[0],
+    sessionMaxDataBytes: S[1],
+  });
+
+  // How a Redis error reaches a driver of core: 1 timeout, 2 connection, 3 other.
+  function faultOf(e) {
+    if (e.code === 'REDIS_TIMEOUT') return 1;
+    return connectionError(e) ? 2 : 3;
+  }
+  const NOTHING = new Uint8Array(0);
+  const NO_REPLY = [NOTHING, new Float64Array(0), NOTHING, new Uint32Array(0)];
+
+  // A call a driver asked for: items [name, keys..., args...] after `skip` leading counts.
+  function stepCall(it, nkeys) {
+    const script = it[0].toString('latin1');
+    return { script, sha1: CACHE_SCRIPTS[script].sha1, keys: it.slice(1, 1 + nkeys), args: it.slice(1 + nkeys) };
+  }
+
   /**
    * A cache on Redis shared by every process and server: a cold key is loaded by one
-   * caller while the others wait for its wake-up (redis/src/cache/smart.rs, in JS).
+   * caller while the others wait for its wake-up. The decisions are core's sans-I/O
+   * drivers' (keyroute::cache::GetOrLoad, Fill, Warm: the same as Rust's SmartCache);
+   * this class carries out their steps on node-redis.
    */
   class SmartCache {
     #link;
     #wakeups;
     #c;
+    #settings;
     #owner = Buffer.from(ownerName());
     #flights = new Map();
     #s = { hits: 0, refreshes: 0, leases: 0, waits: 0, takeovers: 0, fencedFills: 0, backendCalls: 0, backendErrors: 0, cachedErrors: 0, coalesced: 0 };
 
     constructor(client, opts) {
       const o = options(opts, CACHE_OPTIONS, 'the SmartCache options');
-      const leaseMs = durationOption(o, 'leaseMs', 2000, 1);
-      const beta = o.xfetchBeta === undefined ? 1 : o.xfetchBeta;
+      const beta = o.xfetchBeta === undefined ? CACHE_DEFAULTS.xfetchBeta : o.xfetchBeta;
       if (typeof beta !== 'number' || !(beta >= 0 && beta < Infinity)) fail('BAD_TTL', `xfetchBeta must be a finite number >= 0, not ${describe(beta)}`);
-      this.#c = Object.freeze({
-        leaseMs,
-        softTtlMs: durationOption(o, 'softTtlMs', 60000, 1),
-        hardTtlMs: durationOption(o, 'hardTtlMs', 600000, 1),
-        negTtlMs: durationOption(o, 'negTtlMs', 1000, 0),
-        tombstoneMs: Math.max(2 * leaseMs, 1000),
-        serveStale: o.serveStale === undefined ? true : flag(o.serveStale, 'serveStale'),
-        fastHits: o.fastHits === undefined ? true : flag(o.fastHits, 'fastHits'),
+      const c = {
+        leaseMs: durationOption(o, 'leaseMs', CACHE_DEFAULTS.leaseMs, 1),
+        softTtlMs: durationOption(o, 'softTtlMs', CACHE_DEFAULTS.softTtlMs, 1),
+        hardTtlMs: durationOption(o, 'hardTtlMs', CACHE_DEFAULTS.hardTtlMs, 1),
+        negTtlMs: durationOption(o, 'negTtlMs', CACHE_DEFAULTS.negTtlMs, 0),
+        serveStale: o.serveStale === undefined ? CACHE_DEFAULTS.serveStale : flag(o.serveStale, 'serveStale'),
+        fastHits: o.fastHits === undefined ? CACHE_DEFAULTS.fastHits : flag(o.fastHits, 'fastHits'),
         xfetchBeta: beta,
-        maxValueBytes: checkedMaxValueLen(o.maxValueBytes === undefined ? CACHE_LIMITS.defaultMaxValueBytes : o.maxValueBytes),
+        maxValueBytes: checkedMaxValueLen(o.maxValueBytes === undefined ? CACHE_DEFAULTS.maxValueBytes : o.maxValueBytes),
+      };
+      // Core's rule for the settings together (the hard TTL at least the soft one, ...).
+      this.#settings = Float64Array.from(guard(() => wasm.rawCheckSettings(Float64Array.of(c.leaseMs, c.softTtlMs, c.hardTtlMs, c.negTtlMs, c.serveStale ? 1 : 0, c.fastHits ? 1 : 0, c.xfetchBeta, c.maxValueBytes))));
+      this.#c = Object.freeze({
+        ...c,
+        tombstoneMs: this.#settings[8],
         tokenKey: tokenKeyOf(o.tokenKey),
-        ioTimeoutMs: durationOption(o, 'ioTimeoutMs', 2000, 1),
+        ioTimeoutMs: durationOption(o, 'ioTimeoutMs', CACHE_DEFAULTS.ioTimeoutMs, 1),
       });
       this.#link = new Link(client, this.#c.ioTimeoutMs);
       this.#wakeups = new Wakeups(this.#link, o.subscriber);
@@ -786,7 +828,7 @@ export function createCacheApi(wasm, scripts, node) {
      */
     async getOrLoad(client, kind, loader, opts) {
       const o = options(opts, ['timeoutMs'], 'the getOrLoad options');
-      const timeoutMs = checkedMs('timeoutMs', o.timeoutMs === undefined ? 5000 : o.timeoutMs, 1);
+      const timeoutMs = checkedMs('timeoutMs', o.timeoutMs === undefined ? CACHE_DEFAULTS.timeoutMs : o.timeoutMs, 1);
       const entry = entryBytes(client, kind, this.#c.tokenKey);
       if (typeof loader !== 'function') fail('BAD_TYPE', `the loader must be a function returning a Uint8Array or a string (or a Promise of one), not ${describe(loader)}`);
       const channel = this.#channelOf(client);
@@ -825,130 +867,53 @@ export function createCacheApi(wasm, scripts, node) {
       }
     }
 
-    // The warm-hit fast path (core's Peek): one HMGET, served when it is a fresh hit on
-    // this host's clock; null (ask sc-get, which also reports any error) otherwise.
-    async #peek(entry, xe, deadline) {
-      let reply;
-      try {
-        reply = await this.#link.send(['HMGET', entry, ...PEEK_FIELDS], entry, deadline);
-      } catch {
-        return null;
-      }
-      const [tags, nums, data, ends] = walk(reply);
-      let value;
-      try {
-        value = wasm.rawPeek(tags, nums, data, ends, Date.now(), xe);
-      } catch {
-        return null;
-      }
-      return value === undefined ? null : Buffer.from(value.buffer, value.byteOffset, value.length);
-    }
-
     #channelOf(client) {
       return guard(() => wasm.rawClientKeys(clientBytes(client), this.#c.tokenKey))[3];
     }
 
-    #call(raw) {
-      return callOf(guard(raw));
+    // Adds what a driver of core counted (its Counts, in field order).
+    #count(raw) {
+      const c = guard(() => raw.counts());
+      const s = this.#s;
+      s.hits += c[0];
+      s.refreshes += c[1];
+      s.leases += c[2];
+      s.takeovers += c[3];
+      s.waits += c[4];
+      s.fencedFills += c[5];
+      s.backendCalls += c[6];
+      s.backendErrors += c[7];
+      s.cachedErrors += c[8];
     }
 
-    // The leader's part of getOrLoad (SmartCache::lead in smart.rs). `early` serves the
-    // other callers of this process before a refresh.
-    async #lead(entry, channel, deadline, started, loader, early) {
-      const c = this.#c;
-      let sub = null;
-      let poll = null;
-      let lastError = null;
-      let peeked = !c.fastHits;
+    // Runs a call a driver asked for and reports the reply (or the fault) to it; the
+    // error when it failed, else null.
+    async #run(raw, call, until) {
+      let reply;
       try {
-        for (;;) {
-          if (clock() >= deadline) throw lastError || timeout(entry, started);
-          const xe = c.xfetchBeta > 0 ? c.xfetchBeta * -Math.log(1 - Math.random()) : 0;
-          if (!peeked) {
-            peeked = true;
-            const value = await this.#peek(entry, xe, deadline);
-            if (value !== null) {
-              this.#s.hits++;
-              return value;
-            }
-          }
-          const call = this.#call(() => wasm.rawCallGet(entry, BigInt(c.leaseMs), this.#owner, xe, c.serveStale, NONE));
-          let reply;
-          try {
-            reply = decodeReply('sc-get', await this.#link.eval(call, deadline));
-          } catch (e) {
-            // The call was cut at the caller's deadline: the caller's timeout.
-            if (e.code === 'REDIS_TIMEOUT' && clock() >= deadline) throw timeout(entry, started);
-            // Waiting already: Redis may come back before the deadline.
-            if (sub && connectionError(e)) {
-              lastError = e;
-              await sleep(poll.nextWait(Infinity, deadline - clock()));
-              continue;
-            }
-            throw e;
-          }
-          lastError = null;
-          switch (reply.kind) {
-            case 'hit':
-            case 'stale':
-              this.#s.hits++;
-              return reply.value;
-            case 'error':
-              this.#s.cachedErrors++;
-              throw backendError(reply.code, reply.message, true);
-            case 'refresh': {
-              this.#s.refreshes++;
-              this.#countLease(reply.takeover);
-              early(reply.value);
-              if (sub) sub.close();
-              sub = null;
-              const loaded = await this.#loadAndFill(entry, reply.fence, loader);
-              // Stale if error: the failure is cached for the others.
-              return loaded.value || reply.value;
-            }
-            case 'lease': {
-              this.#countLease(reply.takeover);
-              const loaded = await this.#loadAndFill(entry, reply.fence, loader);
-              if (loaded.value) return loaded.value;
-              if (loaded.error) throw loaded.error;
-              break; // invalidated (or taken over) while loading: ask again
-            }
-            default: // wait
-              if (!sub) {
-                this.#s.waits++;
-                // Subscribe first, then re-check at once: a fill between the two is seen
-                // by the re-check, one after it wakes us.
-                sub = await this.#wakeups.watch(channel, entry, deadline);
-                poll = new PollSchedule();
-              } else if (await sub.wait(poll.nextWait(reply.remainingMs, deadline - clock()))) {
-                poll.reset();
-              }
-          }
-        }
-      } finally {
-        if (sub) sub.close();
-        if (poll) poll.free();
+        reply = await this.#link.eval(call, until);
+      } catch (e) {
+        guard(() => raw.report(1, faultOf(e), ...NO_REPLY, NOTHING, '', '', 0));
+        return e;
       }
+      const [tags, nums, data, ends] = walk(reply);
+      guard(() => raw.report(1, 0, tags, nums, data, ends, NOTHING, '', '', 0));
+      return null;
     }
 
-    #countLease(takeover) {
-      this.#s.leases++;
-      if (takeover) this.#s.takeovers++;
-    }
-
-    // Runs the loader under the lease `fence` with a heartbeat every lease/3, then fills
-    // (or abandons). {value} stored (or unstored: Redis unreachable), {fenced}, or {error}.
-    async #loadAndFill(entry, fence, loader) {
-      const c = this.#c;
+    // Runs the loader while the heartbeat's call extends the lease every `everyMs`, and
+    // reports what it returned to the driver `raw`. The loader's own error (the cause of
+    // a backend error) or the refusal of what it returned, if any.
+    async #load(raw, beatCall, everyMs, loader) {
       const started = clock();
       let beating = true;
       const beat = setInterval(() => {
-        const call = this.#call(() => wasm.rawCallExtend(entry, BigInt(fence), BigInt(c.leaseMs), NONE));
-        this.#link.eval(call).then((r) => {
-          // Lost (invalidated, or taken over): the fill will be fenced.
-          if (!decodeReply('sc-extend', r) && beating) clearInterval(beat);
-        }, () => {}); // Redis unreachable for now: try again at the next beat
-      }, Math.max(1, Math.floor(c.leaseMs / 3)));
+        const keep = (fault, reply) => {
+          const [tags, nums, data, ends] = fault === 0 ? walk(reply) : NO_REPLY;
+          if (!wasm.rawKeepBeating(fault, tags, nums, data, ends) && beating) clearInterval(beat);
+        };
+        this.#link.eval(beatCall).then((r) => keep(0, r), (e) => keep(faultOf(e)));
+      }, everyMs);
       let value;
       let failure;
       let failed = false;
@@ -961,46 +926,122 @@ export function createCacheApi(wasm, scripts, node) {
         beating = false;
         clearInterval(beat);
       }
-      this.#s.backendCalls++;
       const loadMs = Math.round(clock() - started);
       if (failed) {
-        this.#s.backendErrors++;
         const f = failureOf(failure);
-        await this.#abandon(entry, fence, f.code, f.message);
-        return { error: backendError(f.code, f.message, false, failure) };
+        guard(() => raw.report(5, 1, ...NO_REPLY, NOTHING, f.code, f.message, loadMs));
+        return { cause: failure };
       }
       let buf;
       try {
         if (typeof value === 'string') buf = bytes(value, 'the value the loader returned');
         else if (value instanceof Uint8Array) buf = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
         else fail('BAD_TYPE', `the loader must return a Uint8Array (a Buffer) or a string, not ${describe(value)}; nothing was stored`);
-        guard(() => wasm.rawCheckValueLen(buf.length, c.maxValueBytes));
       } catch (e) {
-        await this.#abandon(entry, fence, e.code, e.message);
-        return { error: e };
+        guard(() => raw.report(5, 3, ...NO_REPLY, NOTHING, e.code, e.message, loadMs));
+        return { refused: e };
       }
-      let reply;
-      try {
-        const call = this.#call(() => wasm.rawCallFill(entry, BigInt(fence), buf, BigInt(c.softTtlMs), BigInt(c.hardTtlMs), BigInt(loadMs), this.#link.notify, NONE));
-        reply = decodeReply('sc-fill', await this.#link.eval(call));
-      } catch {
-        return { value: buf }; // loaded, but not stored: served anyway
-      }
-      if (reply.kind === 'fenced') {
-        this.#s.fencedFills++;
-        return { fenced: true };
-      }
-      return { value: buf };
+      guard(() => raw.report(5, 0, ...NO_REPLY, buf, '', '', loadMs));
+      return {};
     }
 
-    async #abandon(entry, fence, code, message) {
-      const c = this.#c;
+    // The value of a driver's outcome, or its error thrown.
+    #outcome(raw, entry, started, lastError, load) {
+      const [it, c] = items(guard(() => raw.outcome()));
+      switch (c[0]) {
+        case 0:
+          return it[0];
+        case 1:
+          throw timeout(entry, started);
+        case 2:
+          throw lastError || timeout(entry, started);
+        case 3: {
+          const cached = c[1] === 1;
+          throw backendError(it[0].toString('utf8'), it[1].toString('utf8'), cached, cached ? undefined : load.cause);
+        }
+        default:
+          throw load.refused || error('INTERNAL', 'the loader failed');
+      }
+    }
+
+    // The leader's part of getOrLoad: carries out the steps of core's GetOrLoad driver.
+    // `early` serves the other callers of this process before a refresh.
+    async #lead(entry, channel, deadline, started, loader, early) {
+      const t0 = clock();
+      const read = guard(() => wasm.RawDriver.read(entry, this.#owner, this.#settings, this.#link.notify, Math.max(0, deadline - t0)));
+      let sub = null;
+      let lastError = null;
+      let load = {};
       try {
-        const f = loadError(code, message);
-        const call = this.#call(() => wasm.rawCallAbandon(entry, BigInt(fence), Buffer.from(f.code), Buffer.from(f.message), BigInt(c.negTtlMs), this.#link.notify, NONE));
-        await this.#link.eval(call);
-      } catch {
-        // If Redis is unreachable the lease simply expires.
+        for (;;) {
+          const [it, c] = items(guard(() => read.step(Math.max(0, Math.floor(clock() - t0)), 1 - Math.random())));
+          switch (c[0]) {
+            case 0: { // peek: HMGET of the fields a warm hit needs
+              let reply;
+              let ok = true;
+              try {
+                reply = await this.#link.send(['HMGET', entry, ...PEEK_FIELDS], entry, deadline);
+              } catch {
+                ok = false;
+              }
+              const [tags, nums, data, ends] = ok ? walk(reply) : NO_REPLY;
+              guard(() => read.report(0, ok ? 1 : 0, tags, nums, data, ends, NOTHING, '', '', Date.now()));
+              break;
+            }
+            case 1: { // run a script call
+              const e = await this.#run(read, stepCall(it, c[1]), deadline);
+              if (e) lastError = e;
+              break;
+            }
+            case 2: // subscribe first; the driver asks again at once
+              sub = await this.#wakeups.watch(channel, entry, deadline);
+              read.report(2, 0, ...NO_REPLY, NOTHING, '', '', 0);
+              break;
+            case 3: // wait for a wake-up, or poll
+              read.report(3, (sub ? await sub.wait(c[1]) : (await sleep(c[1]), false)) ? 1 : 0, ...NO_REPLY, NOTHING, '', '', 0);
+              break;
+            case 4: // sleep (Redis down while waiting, or after a fenced fill)
+              await sleep(c[1]);
+              read.report(4, 0, ...NO_REPLY, NOTHING, '', '', 0);
+              break;
+            case 5: { // load under the lease
+              if (c[3] === 1) {
+                early(it[it.length - 1]);
+                if (sub) sub.close();
+                sub = null;
+              }
+              load = await this.#load(read, stepCall(it, c[2]), c[1], loader);
+              break;
+            }
+            default:
+              this.#count(read);
+              return this.#outcome(read, entry, started, lastError, load);
+          }
+        }
+      } finally {
+        if (sub) sub.close();
+        read.free();
+      }
+    }
+
+    // Carries out a fill of core (a warm-up's lease; a RawDriver): {value} or {error}.
+    async #fill(fill, loader) {
+      let load = {};
+      try {
+        for (;;) {
+          const [it, c] = items(guard(() => fill.step()));
+          if (c[0] === 5) load = await this.#load(fill, stepCall(it, c[2]), c[1], loader);
+          else if (c[0] === 1) await this.#run(fill, stepCall(it, c[1]));
+          else break;
+        }
+        this.#count(fill);
+        try {
+          return { value: this.#outcome(fill, Buffer.alloc(0), clock(), null, load) };
+        } catch (e) {
+          return { error: e };
+        }
+      } finally {
+        fill.free();
       }
     }
 
@@ -1010,7 +1051,7 @@ export function createCacheApi(wasm, scripts, node) {
      */
     async invalidate(client, kind) {
       const entry = entryBytes(client, kind, this.#c.tokenKey);
-      const call = this.#call(() => wasm.rawCallInvalidate(entry, BigInt(this.#c.tombstoneMs), this.#link.notify, NONE));
+      const call = callOf(guard(() => wasm.rawCallInvalidate(entry, BigInt(this.#c.tombstoneMs), this.#link.notify, NONE)));
       return decodeReply('sc-invalidate', await this.#link.eval(call));
     }
 
@@ -1038,20 +1079,27 @@ export function createCacheApi(wasm, scripts, node) {
       const report = { client, granted: [], skipped: [], failed: [] };
       if (entries.length === 0) return report;
       const [data, ends] = pack(entries, 'entries');
-      const call = this.#call(() => wasm.rawCallWarmBegin(data, ends, BigInt(this.#c.leaseMs), this.#owner, NONE));
-      const fences = decodeReply('warm-begin', await this.#link.eval(call));
-      const loads = [];
-      fences.forEach((fence, i) => {
-        if (fence === null) {
-          report.skipped.push(list[i]);
-          return;
+      const warm = guard(() => new wasm.RawWarm(data, ends, this.#owner, this.#settings, this.#link.notify));
+      try {
+        const reply = await this.#link.eval(callOf(guard(() => warm.call())));
+        const [tags, nums, wdata, wends] = walk(reply);
+        const granted = guard(() => warm.plan(tags, nums, wdata, wends));
+        const loads = [];
+        granted.forEach((g, i) => {
+          if (g !== 1) {
+            report.skipped.push(list[i]);
+            return;
+          }
+          this.#s.leases++;
+          const fill = guard(() => warm.fill(i));
+          loads.push(this.#fill(fill, () => loader(client, list[i])).then((r) => [i, r]));
+        });
+        for (const [i, r] of await Promise.all(loads)) {
+          if (r.error) report.failed.push([list[i], r.error]);
+          else report.granted.push(list[i]);
         }
-        this.#countLease(false);
-        loads.push(this.#loadAndFill(entries[i], fence, () => loader(client, list[i])).then((loaded) => [i, loaded]));
-      });
-      for (const [i, loaded] of await Promise.all(loads)) {
-        if (loaded.error) report.failed.push([list[i], loaded.error]);
-        else report.granted.push(list[i]);
+      } finally {
+        warm.free();
       }
       return report;
     }
@@ -1083,11 +1131,11 @@ export function createCacheApi(wasm, scripts, node) {
 
     constructor(client, opts) {
       const o = options(opts, ['ttlMs', 'maxAgeMs', 'maxDataBytes', 'tokenKey', 'ioTimeoutMs'], 'the Sessions options');
-      this.#ttl = durationOption(o, 'ttlMs', 1800000, 1);
+      this.#ttl = durationOption(o, 'ttlMs', CACHE_DEFAULTS.sessionTtlMs, 1);
       this.#maxAge = o.maxAgeMs === undefined || o.maxAgeMs === null ? 0 : checkedMs('maxAgeMs', o.maxAgeMs, 1);
-      this.#maxData = checkedMaxValueLen(o.maxDataBytes === undefined ? CACHE_LIMITS.defaultMaxValueBytes : o.maxDataBytes);
+      this.#maxData = checkedMaxValueLen(o.maxDataBytes === undefined ? CACHE_DEFAULTS.sessionMaxDataBytes : o.maxDataBytes);
       this.#key = tokenKeyOf(o.tokenKey);
-      this.#link = new Link(client, durationOption(o, 'ioTimeoutMs', 2000, 1));
+      this.#link = new Link(client, durationOption(o, 'ioTimeoutMs', CACHE_DEFAULTS.ioTimeoutMs, 1));
     }
 
     /** A new session of `client` made by service `version`, holding `data`: its id (the secret). */
@@ -1115,7 +1163,7 @@ export function createCacheApi(wasm, scripts, node) {
       const s = sidBytes(sid);
       const call = callOf(guard(() => wasm.rawCallSessTouch(s, check, check ? versionBytes(o.version) : Buffer.alloc(0), NONE)));
       const r = decodeReply('sess-touch', await this.#link.eval(call));
-      if (r.kind === 'expired') fail('SESSION_EXPIRED', 'the session does not exist or expired: log in again');
+      if (r.kind === 'expired') fail('SESSION_EXPIRED', wasm.rawSessionExpiredMessage());
       if (r.kind === 'versionMismatch') {
         const stored = r.stored.toString('utf8');
         fail('VERSION_MISMATCH', `the session was created by service version ${JSON.stringify(stored)}`, { storedVersion: stored });
@@ -1141,7 +1189,7 @@ export function createCacheApi(wasm, scripts, node) {
     #link;
     constructor(client, opts) {
       const o = options(opts, ['ioTimeoutMs'], 'the Devices options');
-      this.#link = new Link(client, durationOption(o, 'ioTimeoutMs', 2000, 1));
+      this.#link = new Link(client, durationOption(o, 'ioTimeoutMs', CACHE_DEFAULTS.ioTimeoutMs, 1));
     }
 
     /** Binds `device` to `client` for `ttlMs` (replacing any binding). */
@@ -1184,6 +1232,7 @@ export function createCacheApi(wasm, scripts, node) {
     shouldRefresh,
     xfetchArg,
     CACHE_LIMITS,
+    CACHE_DEFAULTS,
     CACHE_SCRIPTS,
     ERROR_CODES,
   };

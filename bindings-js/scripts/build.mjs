@@ -240,7 +240,7 @@ const cacheNames = [
   'deviceKey', 'newSessionId', 'parseSessionId', 'checkClientId', 'checkKind', 'checkDeviceId',
   'checkVersion', 'checkValueLen', 'checkedMaxValueLen', 'checkWarmCount', 'checkedMs',
   'loadError', 'cacheCalls', 'commandOf', 'decodeReply', 'shouldRefresh', 'xfetchArg',
-  'CACHE_LIMITS', 'CACHE_SCRIPTS', 'ERROR_CODES',
+  'CACHE_LIMITS', 'CACHE_DEFAULTS', 'CACHE_SCRIPTS', 'ERROR_CODES',
 ];
 const cacheMissing = cacheNames.filter((n) => !new RegExp(`^    ${n},$`, 'm').test(cacheApi));
 if (cacheMissing.length) throw new Error(`js/cache.mjs does not return ${cacheMissing.join(', ')}`);

@@ -23,8 +23,8 @@ use keyroute::cache::{
     session_keys, truncate_message, xfetch, xfetch_arg, Call, ClientKeys, ClientToken, CreateReply,
     FillReply, GetReply, Notify, Peek, PollSchedule, ReplyError, SessionId, TokenKey, Touch, Value,
     DEFAULT_MAX_VALUE_LEN, MAX_CLIENT_ID_LEN, MAX_DEVICE_ID_LEN, MAX_ERROR_CODE_LEN,
-    MAX_ERROR_MESSAGE_LEN, MAX_KIND_LEN, MAX_MS, MAX_OWNER_LEN, MAX_VALUE_LEN_LIMIT,
-    MAX_VERSION_LEN, MAX_WARM_KINDS, PEEK_FIELDS,
+    MAX_ERROR_MESSAGE_LEN, MAX_FENCED_LOADS, MAX_KIND_LEN, MAX_MS, MAX_OWNER_LEN,
+    MAX_VALUE_LEN_LIMIT, MAX_VERSION_LEN, MAX_WARM_KINDS, PEEK_FIELDS,
 };
 use keyroute::error::ErrorCode;
 use wasm_bindgen::prelude::*;
@@ -94,6 +94,7 @@ pub fn raw_cache_limits() -> Vec<f64> {
         MAX_MS as f64,
         PollSchedule::FIRST_MS as f64,
         PollSchedule::MAX_MS as f64,
+        f64::from(MAX_FENCED_LOADS),
     ])
     .collect()
 }
@@ -281,7 +282,7 @@ fn now(value: i128) -> Result<Option<u64>, JsError> {
     given(value).map(|v| whole("nowMs", v)).transpose()
 }
 
-fn notify(n: u8) -> Notify {
+pub(crate) fn notify(n: u8) -> Notify {
     match n {
         0 => Notify::Publish,
         1 => Notify::ShardPublish,
@@ -299,7 +300,7 @@ fn owner_of(owner: &[u8]) -> Result<&[u8], JsError> {
     Ok(owner)
 }
 
-fn batch(call: Call<'_>) -> RawBatch {
+pub(crate) fn batch(call: Call<'_>) -> RawBatch {
     let mut b = RawBatch::default();
     b.push(call.script.name().as_bytes());
     for k in &call.keys {
@@ -556,6 +557,25 @@ impl Walk<'_> {
             _ => return None,
         })
     }
+}
+
+/// A reply walked as for [`raw_decode`], as core's [`Value`] (`None` for a walk that is
+/// not one).
+pub(crate) fn walked(
+    tags: &[u8],
+    nums: &[f64],
+    data: &[u8],
+    ends: &[u32],
+) -> Result<Option<Value>, JsError> {
+    let mut walk = Walk {
+        tags,
+        nums,
+        items: unpack(data, ends)?,
+        t: 0,
+        n: 0,
+        i: 0,
+    };
+    Ok(walk.next(0))
 }
 
 fn protocol(script: &'static str) -> JsError {

@@ -34,6 +34,8 @@ mod batch;
 // smart cache's (`cache`) and the fleet's (`fleet`), each with its own size budget.
 #[cfg(feature = "cache")]
 mod cache;
+#[cfg(feature = "cache")]
+mod cache_driver;
 #[cfg(feature = "cluster")]
 mod cluster;
 // The cache module uses a part of the shared helpers only.

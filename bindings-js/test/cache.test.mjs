@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as kc from 'keyroute/cache';
-import { SmartCache, Sessions, Devices } from 'keyroute/cache';
+import { SmartCache, Sessions, Devices, CACHE_LIMITS } from 'keyroute/cache';
 import { here, repo } from './helpers.mjs';
 import { startRedis, connect, close, sleep } from './redis-helpers.mjs';
 
@@ -350,6 +350,34 @@ test('an invalidation during a load discards its result', async () => {
   assert.equal(v.toString(), 'fresh');
   assert.equal(calls, 2);
   assert.equal(cache.stats().fencedFills, 1);
+  await cache.close();
+});
+
+// Issue 34 item 10: a loader that invalidates its own key had every fill fenced, and was
+// called again at once without end (3,986 backend calls in 2 s, then CACHE_TIMEOUT).
+test('a loader whose every fill is fenced runs maxFencedLoads times, pausing between, and its last value is returned unstored', async () => {
+  const cache = await new SmartCache(await client()).ready();
+  const who = fresh();
+  const max = CACHE_LIMITS.maxFencedLoads;
+  assert.equal(max, 3);
+  let calls = 0;
+  const at = [];
+  const v = await cache.getOrLoad(who, 'cards', async () => {
+    calls++;
+    at.push(performance.now());
+    await cache.invalidate(who, 'cards');
+    return `v${calls}`;
+  }, { timeoutMs: 5000 });
+  assert.equal(calls, max);
+  assert.equal(v.toString(), `v${max}`);
+  assert.equal(cache.stats().fencedFills, max);
+  assert.equal(cache.stats().backendCalls, max);
+  // A pause of 10 ms, then 20 ms, between the loads (core's PollSchedule).
+  for (let i = 1; i < at.length; i++) assert.ok(at[i] - at[i - 1] >= 9, `pause ${i}: ${at[i] - at[i - 1]} ms`);
+  // Not stored: the next call loads again.
+  let again = 0;
+  assert.equal((await cache.getOrLoad(who, 'cards', () => { again++; return 'kept'; })).toString(), 'kept');
+  assert.equal(again, 1);
   await cache.close();
 });
 

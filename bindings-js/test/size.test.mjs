@@ -61,8 +61,11 @@
 // (xfetch_arg writes the XFetch variate with `{}`) and 5 KB the str-slicing panic path of
 // truncate_message. After the merge with main and the warm-hit fast path's decoder
 // (rawPeek: core's Peek::decode) it is 50,597 bytes gzipped (50,522 with issue 17's and
-// 16's core changes). Its budget,
-// config.cacheWasmGzipBudget, is 50,900 (measured + 303 bytes, 0.6%).
+// 16's core changes). With core's sans-I/O cache driver (issue 35: RawDriver and RawWarm
+// over GetOrLoad, Fill and Warm, the read, load and warm-up rules the JS glue carried
+// before; one `report` export for every input, opaque Debug impls) it is 62,578 bytes
+// gzipped (49,879 before). Its budget, config.cacheWasmGzipBudget, is 63,000 (measured +
+// 422 bytes, 0.7%).
 //
 // The fleet (keyroute/fleet: every engine and fleet profile, the nginx/HAProxy/twemproxy
 // configuration readers and the bounded-loads overlay; issue 16) is a third .wasm, for Node
@@ -76,7 +79,10 @@
 // issue 17's ring work (the name index, in-place changes): 105,963 bytes; with 16-bit
 // owners (issue 17's memory target), 106,599; with circles cut into leaves (issue 17's
 // change target: in-place changes touch only the leaves a node's points fall in), 107,793.
-// The budget, config.fleetWasmGzipBudget, is 108,400 (measured + 607 bytes, 0.6%).
+// The budget, config.fleetWasmGzipBudget, is 108,400 (measured + 607 bytes, 0.6%). The
+// config readers' bounds (issue 34) took it to 110,729 (budget 111,000); the linear-time
+// fleet builds (issue 34 item 6: keyed point sort and in-place dedup) to 113,144, and
+// core's no_std ln moved to core/src/util to 113,566: budget 114,000.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -281,10 +281,11 @@ impl PySmartCache {
         timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PySmartCache> {
         guard(|| {
-            let lease_ms = opt_ms(lease_ms, "lease_ms", 1, 2000)?;
-            let soft_ttl_ms = opt_ms(soft_ttl_ms, "soft_ttl_ms", 1, 60_000)?;
-            let hard_ttl_ms = opt_ms(hard_ttl_ms, "hard_ttl_ms", 1, 600_000)?;
-            let neg_ttl_ms = opt_ms(neg_ttl_ms, "neg_ttl_ms", 0, 1000)?;
+            let d = keyroute::cache::CacheSettings::DEFAULT;
+            let lease_ms = opt_ms(lease_ms, "lease_ms", 1, d.lease_ms)?;
+            let soft_ttl_ms = opt_ms(soft_ttl_ms, "soft_ttl_ms", 1, d.soft_ttl_ms)?;
+            let hard_ttl_ms = opt_ms(hard_ttl_ms, "hard_ttl_ms", 1, d.hard_ttl_ms)?;
+            let neg_ttl_ms = opt_ms(neg_ttl_ms, "neg_ttl_ms", 0, d.neg_ttl_ms)?;
             let config = CacheConfig {
                 lease: Duration::from_millis(lease_ms),
                 soft_ttl: Duration::from_millis(soft_ttl_ms),
@@ -784,8 +785,7 @@ impl PySessions {
                 Touch::Expired => Err(raise(
                     Area::Cache,
                     ErrorCode::SessionExpired,
-                    "the session expired (idle longer than its TTL, or past its maximum age), \
-                     was destroyed, or never existed: log in again",
+                    ErrorCode::SessionExpired.summary(),
                 )),
                 Touch::VersionMismatch { stored } => {
                     let stored = String::from_utf8_lossy(&stored).into_owned();
@@ -944,5 +944,33 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySession>()?;
     m.add_class::<PyDevices>()?;
     m.add("MAX_WARM_KINDS", MAX_WARM_KINDS)?;
+    // Core's defaults of SmartCache and Sessions (the same in every binding).
+    let py = m.py();
+    let d = keyroute::cache::CacheSettings::DEFAULT;
+    let s = keyroute::cache::SessionSettings::DEFAULT;
+    let defaults = pyo3::types::PyDict::new(py);
+    defaults.set_item("lease_ms", d.lease_ms)?;
+    defaults.set_item("soft_ttl_ms", d.soft_ttl_ms)?;
+    defaults.set_item("hard_ttl_ms", d.hard_ttl_ms)?;
+    defaults.set_item("neg_ttl_ms", d.neg_ttl_ms)?;
+    defaults.set_item("serve_stale", d.serve_stale)?;
+    defaults.set_item("fast_hits", d.fast_hits)?;
+    defaults.set_item("xfetch_beta", d.xfetch_beta)?;
+    defaults.set_item("max_value_bytes", d.max_value_len)?;
+    defaults.set_item(
+        "io_timeout_ms",
+        keyroute::cache::CacheSettings::DEFAULT_IO_TIMEOUT_MS,
+    )?;
+    defaults.set_item(
+        "timeout_ms",
+        keyroute::cache::CacheSettings::DEFAULT_TIMEOUT_MS,
+    )?;
+    defaults.set_item("session_ttl_ms", s.ttl_ms)?;
+    defaults.set_item("session_max_data_bytes", s.max_data_len)?;
+    let proxy = py
+        .import("types")?
+        .getattr("MappingProxyType")?
+        .call1((defaults,))?;
+    m.add("CACHE_DEFAULTS", proxy)?;
     Ok(())
 }

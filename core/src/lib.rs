@@ -103,3 +103,4 @@ pub mod select;
 #[cfg(feature = "serde")]
 mod serde_impl;
 pub mod slot;
+mod util;

@@ -1173,7 +1173,7 @@ fn run(job: Job, store: &dyn Store, mailbox: &Mailbox) -> Answer {
                 body: Some(json!({ "client": String::from_utf8_lossy(&client), "expires_at": expires_at })),
                 payload: Some(data),
             },
-            keyroute::cache::Touch::Expired => Answer::data(ErrorCode::SessionExpired, "the session expired or does not exist: log in again"),
+            keyroute::cache::Touch::Expired => Answer::data(ErrorCode::SessionExpired, ErrorCode::SessionExpired.summary()),
             keyroute::cache::Touch::VersionMismatch { stored } => Answer::data(
                 ErrorCode::VersionMismatch,
                 format!("the session was made by service version {:?}", String::from_utf8_lossy(&stored)),

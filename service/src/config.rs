@@ -3,6 +3,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use keyroute::cache::{CacheSettings, SessionSettings};
+
 use crate::error::ServeError;
 
 /// How the service runs. [`Config::default`] is what `keyroute serve` uses without flags.
@@ -89,10 +91,10 @@ impl Default for Config {
             worker_timeout: Duration::from_millis(3000),
             grace: Duration::from_millis(5000),
             max_frame: 16 << 20,
-            lease: Duration::from_millis(2000),
-            session_ttl: Duration::from_secs(1800),
-            soft_ttl: Duration::from_secs(60),
-            hard_ttl: Duration::from_secs(600),
+            lease: Duration::from_millis(CacheSettings::DEFAULT.lease_ms),
+            session_ttl: Duration::from_millis(SessionSettings::DEFAULT.ttl_ms),
+            soft_ttl: Duration::from_millis(CacheSettings::DEFAULT.soft_ttl_ms),
+            hard_ttl: Duration::from_millis(CacheSettings::DEFAULT.hard_ttl_ms),
             max_deadline: Duration::from_secs(60),
             max_waiters_per_key: 10_000,
             max_waiters: 100_000,

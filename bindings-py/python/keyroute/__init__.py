@@ -26,6 +26,7 @@ raises is a :class:`KeyrouteError` with ``.code``, one of :data:`ERROR_CODES`.
 """
 
 from keyroute._keyroute import (
+    CACHE_DEFAULTS as CACHE_DEFAULTS,
     DEFAULT_NATIVE_VNODES as DEFAULT_NATIVE_VNODES,
     ENGINES as ENGINES,
     ERROR_CODES as ERROR_CODES,
@@ -99,6 +100,7 @@ from keyroute._keyroute import (
 )
 
 __all__ = [
+    "CACHE_DEFAULTS",
     "DEFAULT_NATIVE_VNODES",
     "ENGINES",
     "ERROR_CODES",

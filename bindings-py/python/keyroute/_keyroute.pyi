@@ -27,7 +27,7 @@ __all__ = [
     "RESTORE_SCRIPT", "RESTORE_SHA1", "MAX_EXACT_COUNT", "MAX_PICKS_PER_CALL", "LeastUsed",
     "Leases", "Lease", "CacheInputError", "CacheTimeout", "BackendError", "SessionExpired",
     "SessionVersionMismatch", "SmartCache", "WarmReport", "Sessions", "Session", "Devices",
-    "MAX_WARM_KINDS", "Router", "ENGINES", "Bounded", "Affinity",
+    "MAX_WARM_KINDS", "CACHE_DEFAULTS", "Router", "ENGINES", "Bounded", "Affinity",
 ]
 
 __version__: str
@@ -48,6 +48,11 @@ REMOVE_SHA1: str
 RESTORE_SCRIPT: str
 RESTORE_SHA1: str
 MAX_WARM_KINDS: int
+# Core's defaults of SmartCache and Sessions (keyroute::cache::CacheSettings::DEFAULT,
+# SessionSettings::DEFAULT): lease_ms, soft_ttl_ms, hard_ttl_ms, neg_ttl_ms, serve_stale,
+# fast_hits, xfetch_beta, max_value_bytes, io_timeout_ms, timeout_ms, session_ttl_ms,
+# session_max_data_bytes.
+CACHE_DEFAULTS: Mapping[str, int | float | bool]
 
 # --- errors: every exception keyroute raises carries .code (a key of ERROR_CODES) -----
 

@@ -10,6 +10,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use keyroute::cache::{CacheSettings, SessionSettings};
 use keyroute::error::ErrorCode;
 use keyroute_redis::redact;
 use keyroute_serve::{Config, ServeError};
@@ -121,7 +122,7 @@ pub struct Args {
     #[arg(
         long,
         env = "KEYROUTE_LEASE_MS",
-        default_value_t = 2000,
+        default_value_t = i128::from(CacheSettings::DEFAULT.lease_ms),
         allow_negative_numbers = true
     )]
     pub lease_ms: i128,
@@ -129,7 +130,7 @@ pub struct Args {
     #[arg(
         long,
         env = "KEYROUTE_SOFT_TTL_MS",
-        default_value_t = 60_000,
+        default_value_t = i128::from(CacheSettings::DEFAULT.soft_ttl_ms),
         allow_negative_numbers = true
     )]
     pub soft_ttl_ms: i128,
@@ -137,7 +138,7 @@ pub struct Args {
     #[arg(
         long,
         env = "KEYROUTE_HARD_TTL_MS",
-        default_value_t = 600_000,
+        default_value_t = i128::from(CacheSettings::DEFAULT.hard_ttl_ms),
         allow_negative_numbers = true
     )]
     pub hard_ttl_ms: i128,
@@ -145,7 +146,7 @@ pub struct Args {
     #[arg(
         long,
         env = "KEYROUTE_SESSION_TTL_MS",
-        default_value_t = 1_800_000,
+        default_value_t = i128::from(SessionSettings::DEFAULT.ttl_ms),
         allow_negative_numbers = true
     )]
     pub session_ttl_ms: i128,

@@ -72,6 +72,8 @@ mod base32;
 mod call;
 mod check;
 #[cfg(feature = "alloc")]
+mod driver;
+#[cfg(feature = "alloc")]
 mod entry_model;
 mod error;
 #[cfg(feature = "alloc")]
@@ -85,6 +87,7 @@ mod script;
 mod session_id;
 #[cfg(feature = "alloc")]
 mod session_model;
+mod session_settings;
 mod token;
 #[cfg(feature = "alloc")]
 mod value;
@@ -99,13 +102,18 @@ pub use check::{
     MAX_OWNER_LEN, MAX_VALUE_LEN_LIMIT, MAX_VERSION_LEN, MAX_WARM_KINDS,
 };
 #[cfg(feature = "alloc")]
+pub use driver::{
+    CacheSettings, Counts, Failure, Fault, Fill, FillStep, GetOrLoad, GetOrLoadStep, Heartbeat,
+    LoadFailure, LoadResult, Stored, Warm, WarmPlan,
+};
+#[cfg(feature = "alloc")]
 pub use entry_model::{Entry, EntryModel, LeaseState};
 pub use error::{InputError, ReplyError};
 #[cfg(feature = "alloc")]
 pub use keys::{device_key, session_keys, ClientKeys, KEY_PREFIX};
 #[cfg(feature = "alloc")]
 pub use peek::{Peek, PEEK_FIELDS};
-pub use poll::PollSchedule;
+pub use poll::{PollSchedule, MAX_FENCED_LOADS};
 #[cfg(feature = "alloc")]
 pub use reply::{
     decode_flag, decode_sessions, decode_warm, CreateReply, FillReply, GetReply, Touch,
@@ -117,6 +125,7 @@ pub use script::{
 pub use session_id::SessionId;
 #[cfg(feature = "alloc")]
 pub use session_model::{Session, SessionModel};
+pub use session_settings::SessionSettings;
 pub use token::{ClientToken, TokenKey};
 #[cfg(feature = "alloc")]
 pub use value::Value;

@@ -38,7 +38,6 @@ mod error;
 pub(crate) mod fleet;
 mod jump;
 mod keyhash;
-mod ln;
 mod maglev;
 mod modulo;
 mod options;

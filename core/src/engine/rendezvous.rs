@@ -4,10 +4,10 @@ use alloc::vec::Vec;
 
 use super::error::EngineError;
 use super::keyhash::{KeyHash, KeyTag};
-use super::ln::ln;
 use super::Engine;
 use crate::hashes::xxh64;
 use crate::ring::NodeSpec;
+use crate::util::ln;
 
 /// go-redis' (and `dgryski/go-rendezvous`') score mixer.
 #[inline(always)]

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use keyroute::cache::{checked_max_value_len, checked_ms, TokenKey, DEFAULT_MAX_VALUE_LEN};
+use keyroute::cache::{CacheSettings, TokenKey};
 
 use crate::error::{Error, Result};
 
@@ -51,60 +51,48 @@ pub struct CacheConfig {
 }
 
 impl Default for CacheConfig {
+    /// Core's [`CacheSettings::DEFAULT`], the defaults of every binding.
     fn default() -> Self {
+        let d = CacheSettings::DEFAULT;
         CacheConfig {
-            lease: Duration::from_secs(2),
-            soft_ttl: Duration::from_secs(60),
-            hard_ttl: Duration::from_secs(600),
-            neg_ttl: Duration::from_secs(1),
-            serve_stale: true,
-            xfetch_beta: 1.0,
-            max_value_len: DEFAULT_MAX_VALUE_LEN,
+            lease: Duration::from_millis(d.lease_ms),
+            soft_ttl: Duration::from_millis(d.soft_ttl_ms),
+            hard_ttl: Duration::from_millis(d.hard_ttl_ms),
+            neg_ttl: Duration::from_millis(d.neg_ttl_ms),
+            serve_stale: d.serve_stale,
+            xfetch_beta: d.xfetch_beta,
+            max_value_len: d.max_value_len,
             token_key: TokenKey::DEFAULT,
-            fast_hits: true,
+            fast_hits: d.fast_hits,
         }
     }
 }
 
-/// The configuration in script units, checked.
-#[derive(Clone, Debug)]
-pub(crate) struct Checked {
-    pub(crate) lease_ms: u64,
-    pub(crate) soft_ms: u64,
-    pub(crate) hard_ms: u64,
-    pub(crate) neg_ms: u64,
-    pub(crate) tombstone_ms: u64,
-    pub(crate) beta: f64,
+fn ms_of(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// `d` in ms, checked as core checks durations (`BAD_TTL` naming `what`).
 pub(crate) fn ms(what: &'static str, d: Duration, min: u64) -> Result<u64> {
     let n = i128::try_from(d.as_millis()).unwrap_or(i128::MAX);
-    Ok(checked_ms(what, n, min)?)
+    Ok(keyroute::cache::checked_ms(what, n, min)?)
 }
 
 impl CacheConfig {
-    pub(crate) fn check(&self) -> Result<Checked> {
-        checked_max_value_len(self.max_value_len)?;
-        if !(self.xfetch_beta.is_finite() && self.xfetch_beta >= 0.0) {
-            return Err(Error::Input(keyroute::cache::InputError::BadMs {
-                what: "xfetch_beta (a finite number >= 0)",
-                value: 0,
-                min: 0,
-            }));
-        }
-        let lease_ms = ms("lease", self.lease, 1)?;
-        let soft_ms = ms("soft_ttl", self.soft_ttl, 1)?;
-        // A value is kept until the hard TTL and fresh until the soft one: soft after
-        // hard would keep nothing fresh past the hard TTL while claiming to.
-        let hard_ms = ms("hard_ttl (at least soft_ttl)", self.hard_ttl, soft_ms)?;
-        Ok(Checked {
-            lease_ms,
-            soft_ms,
-            hard_ms,
-            neg_ms: ms("neg_ttl", self.neg_ttl, 0)?,
-            tombstone_ms: (2 * lease_ms).max(1000),
-            beta: self.xfetch_beta,
-        })
+    /// The configuration in ms, checked by core's rule ([`CacheSettings::check`]).
+    pub(crate) fn check(&self) -> Result<CacheSettings> {
+        let settings = CacheSettings {
+            lease_ms: ms_of(self.lease),
+            soft_ttl_ms: ms_of(self.soft_ttl),
+            hard_ttl_ms: ms_of(self.hard_ttl),
+            neg_ttl_ms: ms_of(self.neg_ttl),
+            serve_stale: self.serve_stale,
+            fast_hits: self.fast_hits,
+            xfetch_beta: self.xfetch_beta,
+            max_value_len: self.max_value_len,
+        };
+        settings.check().map_err(Error::Input)?;
+        Ok(settings)
     }
 }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use keyroute::cache::{
     check_value_len, check_version, decode_flag, decode_sessions, Call, ClientToken, CreateReply,
-    SessionId, TokenKey, Touch, DEFAULT_MAX_VALUE_LEN,
+    SessionId, TokenKey, Touch,
 };
 
 use super::config::ms;
@@ -36,10 +36,12 @@ pub struct SessionConfig {
 
 impl Default for SessionConfig {
     fn default() -> Self {
+        // Core's defaults, the same in every binding.
+        let d = keyroute::cache::SessionSettings::DEFAULT;
         SessionConfig {
-            ttl: Duration::from_secs(1800),
-            max_age: None,
-            max_data_len: DEFAULT_MAX_VALUE_LEN,
+            ttl: Duration::from_millis(d.ttl_ms),
+            max_age: d.max_age_ms.map(Duration::from_millis),
+            max_data_len: d.max_data_len,
             token_key: TokenKey::DEFAULT,
         }
     }

@@ -1,17 +1,18 @@
 //! [`SmartCache`]: `get_or_load` with one backend call per cold key across every instance,
 //! `invalidate`, and the counters.
 
+use std::any::Any;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use keyroute::cache::{
-    check_value_len, decode_flag, Call, ClientKeys, FillReply, GetReply, Peek, PollSchedule,
-    PEEK_FIELDS,
+    decode_flag, CacheSettings, Call, ClientKeys, Failure, Fault, Fill, FillStep, GetOrLoad,
+    GetOrLoadStep as Step, Heartbeat, LoadFailure, LoadResult, Stored, Value, PEEK_FIELDS,
 };
 use keyroute::slot::key_slot;
 
-use super::config::{CacheConfig, Checked};
+use super::config::CacheConfig;
 use super::exec::to_value;
 use super::flight::{Flights, Role};
 use super::load_error::LoadError;
@@ -20,25 +21,12 @@ use super::stats::{bump, Counters, Stats};
 use super::store::Store;
 use crate::error::{Error, Result};
 
-/// The most times one `get_or_load` call runs its loader when each fill is fenced (the
-/// entry invalidated, or the lease taken over, while it loaded): after a fenced fill it
-/// asks again after a pause (10 ms, doubling to 200 ms), and the third fenced value is
-/// returned to the caller without being stored. (A loader that invalidated its own key
-/// was called 3,986 times in 2 s.)
-pub const MAX_FENCED_LOADS: u32 = 3;
+/// The most times one `get_or_load` call runs its loader when each fill is fenced: core's
+/// rule, the same in every runtime.
+pub use keyroute::cache::MAX_FENCED_LOADS;
 
-/// What became of a load.
-pub(crate) enum Loaded {
-    /// Stored (or already stored by this lease): the value.
-    Stored(Vec<u8>),
-    /// Loaded, but Redis could not be reached to store it: the value, served anyway.
-    Unstored(Vec<u8>),
-    /// Loaded, but the fill was fenced (invalidated or taken over): not stored; the
-    /// value, for a caller that gives up asking again.
-    Fenced(Vec<u8>),
-    /// The loader failed (cached for the negative TTL), or returned too large a value.
-    Failed(Error),
-}
+/// A loader as the executors run it.
+pub(crate) type Loader<'a> = dyn FnMut() -> std::result::Result<Vec<u8>, LoadError> + 'a;
 
 /// A cache on Redis shared by every instance: a cold key is loaded by one caller across
 /// all processes and servers while the others wait for its wake-up (see the
@@ -64,7 +52,7 @@ pub(crate) enum Loaded {
 pub struct SmartCache {
     pub(crate) store: Store,
     pub(crate) config: CacheConfig,
-    pub(crate) checked: Checked,
+    pub(crate) settings: CacheSettings,
     pub(crate) owner: Vec<u8>,
     flights: Flights,
     pub(crate) counters: Counters,
@@ -84,11 +72,11 @@ impl SmartCache {
     /// # Ok::<(), keyroute_redis::Error>(())
     /// ```
     pub fn new(store: Store, config: CacheConfig) -> Result<SmartCache> {
-        let checked = config.check()?;
+        let settings = config.check()?;
         Ok(SmartCache {
             store,
             config,
-            checked,
+            settings,
             owner: random::owner(),
             flights: Flights::default(),
             counters: Counters::default(),
@@ -214,188 +202,148 @@ impl SmartCache {
         }
     }
 
-    /// The leader's part of [`get_or_load`](Self::get_or_load). `early` serves the
-    /// followers before a refresh.
+    /// The leader's part of [`get_or_load`](Self::get_or_load): carries out the steps of
+    /// core's [`GetOrLoad`] driver. `early` serves the followers before a refresh.
     fn lead(
         &self,
         keys: &ClientKeys,
         entry: &[u8],
         deadline: Instant,
         started: Instant,
-        loader: &mut dyn FnMut() -> std::result::Result<Vec<u8>, LoadError>,
+        loader: &mut Loader<'_>,
         early: &mut dyn FnMut(&Vec<u8>),
     ) -> Result<Vec<u8>> {
-        let c = &self.checked;
+        let origin = Instant::now();
+        let clock = |t: Instant| ms_between(origin, t);
+        let mut read = GetOrLoad::new(
+            entry.to_vec(),
+            &self.owner,
+            &self.settings,
+            self.store.notify(),
+            0,
+            clock(deadline),
+        );
         let mut sub = None;
-        let mut poll = PollSchedule::new();
         let mut last_error: Option<Error> = None;
-        let mut peeked = !self.config.fast_hits;
-        let mut fenced = 0u32;
-        let mut backoff = PollSchedule::new();
-        loop {
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(last_error.unwrap_or_else(|| timeout(entry, started)));
-            }
-            let xe = if c.beta > 0.0 {
-                c.beta * -random::unit().ln()
-            } else {
-                0.0
-            };
-            if !peeked {
-                peeked = true;
-                if let Some(value) = self.peek(entry, xe) {
-                    bump(&self.counters.hits);
-                    return Ok(value);
+        let mut panic = None;
+        let outcome = loop {
+            match read.step(clock(Instant::now()), random::unit()) {
+                Step::Peek { key } => {
+                    let reply = self.peek(key);
+                    read.peeked(reply, wall_ms());
                 }
-            }
-            let call = Call::get(
-                entry,
-                c.lease_ms,
-                &self.owner,
-                xe,
-                self.config.serve_stale,
-                None,
-            );
-            let reply = match self.store.eval(&call, Some(deadline)) {
-                Ok(value) => GetReply::decode(value)?,
-                // The call was cut at the caller's deadline: the caller's timeout.
-                Err(e) if e.is_timeout() && Instant::now() >= deadline => {
-                    return Err(timeout(entry, started))
+                Step::Run(call) => {
+                    let reply = self.store.eval(&call, Some(deadline));
+                    read.replied(reply.map_err(|e| {
+                        let fault = fault_of(&e);
+                        last_error = Some(e);
+                        fault
+                    }));
                 }
-                // Waiting already: Redis may come back before the deadline.
-                Err(e) if sub.is_some() && e.is_connection_error() => {
-                    last_error = Some(e);
-                    let wait = poll.next_wait(u64::MAX, ms_until(deadline));
-                    thread::sleep(Duration::from_millis(wait));
-                    continue;
+                Step::Subscribe => {
+                    // Subscribe first, then re-check at once: a fill between the two is
+                    // seen by the re-check, one after it wakes us.
+                    let node = self.store.node_for_slot(key_slot(entry));
+                    sub = Some(self.store.wakeups().subscribe(
+                        node,
+                        &keys.channel(),
+                        self.store.is_cluster(),
+                        deadline,
+                    ));
+                    read.subscribed();
                 }
-                Err(e) => return Err(e),
-            };
-            last_error = None;
-            match reply {
-                GetReply::Hit { value, .. } | GetReply::Stale { value, .. } => {
-                    bump(&self.counters.hits);
-                    return Ok(value);
-                }
-                GetReply::Error { code, message, .. } => {
-                    bump(&self.counters.cached_errors);
-                    return Err(Error::Backend {
-                        code: String::from_utf8_lossy(&code).into_owned(),
-                        message: String::from_utf8_lossy(&message).into_owned(),
-                        cached: true,
-                    });
-                }
-                GetReply::Refresh {
-                    value,
-                    fence,
-                    takeover,
-                    ..
-                } => {
-                    bump(&self.counters.refreshes);
-                    self.count_lease(takeover);
-                    early(&value);
-                    drop(sub.take());
-                    return Ok(match self.load_and_fill(entry, fence, loader) {
-                        Loaded::Stored(fresh) | Loaded::Unstored(fresh) => fresh,
-                        // Stale if error: the failure is cached for the others.
-                        Loaded::Fenced(_) | Loaded::Failed(_) => value,
-                    });
-                }
-                GetReply::Lease { fence, takeover } => {
-                    self.count_lease(takeover);
-                    match self.load_and_fill(entry, fence, loader) {
-                        Loaded::Stored(value) | Loaded::Unstored(value) => return Ok(value),
-                        Loaded::Failed(e) => return Err(e),
-                        // Invalidated (or taken over) while loading every time: the last
-                        // value, unstored (the loader ran MAX_FENCED_LOADS times).
-                        Loaded::Fenced(value) if fenced + 1 >= MAX_FENCED_LOADS => {
-                            return Ok(value)
+                Step::Wait { ms } => {
+                    let until = Instant::now() + Duration::from_millis(ms);
+                    let woken = match sub.as_mut() {
+                        Some(sub) => sub.wait(entry, until),
+                        None => {
+                            thread::sleep(Duration::from_millis(ms));
+                            false
                         }
-                        // Invalidated (or taken over) while loading: ask again after a
-                        // pause (10 ms doubling, as a waiter polls).
-                        Loaded::Fenced(_) => {
-                            fenced += 1;
-                            let wait = backoff.next_wait(u64::MAX, ms_until(deadline));
-                            thread::sleep(Duration::from_millis(wait));
-                        }
-                    }
+                    };
+                    read.woken(woken);
                 }
-                GetReply::Wait { remaining_ms, .. } => match sub.as_mut() {
-                    None => {
-                        bump(&self.counters.waits);
-                        // Subscribe first, then re-check at once: a fill between the
-                        // two is seen by the re-check, one after it wakes us.
-                        let slot = key_slot(entry);
-                        let node = self.store.node_for_slot(slot);
-                        sub = Some(self.store.wakeups().subscribe(
-                            node,
-                            &keys.channel(),
-                            self.store.is_cluster(),
-                            deadline,
-                        ));
+                Step::Sleep { ms } => {
+                    thread::sleep(Duration::from_millis(ms));
+                    read.slept();
+                }
+                Step::Load { heartbeat, stale } => {
+                    if let Some(stale) = stale {
+                        early(&stale.to_vec());
+                        drop(sub.take());
                     }
-                    Some(sub) => {
-                        let wait = poll.next_wait(remaining_ms, ms_until(deadline));
-                        if sub.wait(entry, Instant::now() + Duration::from_millis(wait)) {
-                            poll.reset();
-                        }
-                    }
-                },
+                    let (result, load_ms) = self.run_loader(&heartbeat, loader, &mut panic);
+                    read.loaded(result, load_ms);
+                }
+                Step::Done => break read.outcome(),
             }
+        };
+        self.counters.add(&read.counts());
+        match outcome {
+            Some(Ok(value)) => Ok(value),
+            Some(Err(failure)) => Err(self.error_of(failure, last_error, panic, entry, started)),
+            None => Err(timeout(entry, started)),
         }
     }
 
-    /// The warm-hit fast path: `HMGET` of the read fields, served when
-    /// [`Peek::decode`] finds a fresh hit on this host's clock. Anything else, errors
-    /// included, is `None`: `sc-get` decides (and reports errors).
-    fn peek(&self, entry: &[u8], xe: f64) -> Option<Vec<u8>> {
+    /// The error of a driver's [`Failure`]: the executor's own for I/O, a panic resumed.
+    pub(crate) fn error_of(
+        &self,
+        failure: Failure,
+        last_error: Option<Error>,
+        panic: Option<Box<dyn Any + Send>>,
+        entry: &[u8],
+        started: Instant,
+    ) -> Error {
+        match failure {
+            Failure::Timeout => timeout(entry, started),
+            Failure::Io | Failure::Refused => last_error.unwrap_or_else(|| timeout(entry, started)),
+            Failure::Backend {
+                code,
+                message,
+                cached,
+            } => Error::Backend {
+                code: String::from_utf8_lossy(&code).into_owned(),
+                message: String::from_utf8_lossy(&message).into_owned(),
+                cached,
+            },
+            Failure::Reply(e) => e.into(),
+            Failure::Input(e) => e.into(),
+            Failure::Panicked => match panic {
+                Some(panic) => std::panic::resume_unwind(panic),
+                None => timeout(entry, started),
+            },
+        }
+    }
+
+    /// The warm-hit fast path: `HMGET` of the read fields (`None` on any error: `sc-get`
+    /// decides, and reports errors).
+    fn peek(&self, entry: &[u8]) -> Option<Value> {
         let mut cmd = redis::cmd("HMGET");
         cmd.arg(entry).arg(&PEEK_FIELDS[..]);
         let reply = self.store.query::<redis::Value>(entry, &cmd).ok()?;
-        let now_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .ok()
-            .and_then(|d| u64::try_from(d.as_millis()).ok())?;
-        match Peek::decode(to_value(reply).ok()?, now_ms, xe) {
-            Ok(Peek::Hit { value, .. }) => Some(value),
-            Ok(Peek::Ask) | Err(_) => None,
-        }
+        to_value(reply).ok()
     }
 
-    pub(crate) fn count_lease(&self, takeover: bool) {
-        bump(&self.counters.leases);
-        if takeover {
-            bump(&self.counters.takeovers);
-        }
-    }
-
-    /// Runs `loader` under the lease `fence` with a heartbeat, then fills (or abandons).
-    pub(crate) fn load_and_fill(
+    /// Runs `loader` while `heartbeat` extends its lease every third of it: what it
+    /// returned and how long it ran (ms). A panic is kept in `panic` (reported as
+    /// [`LoadResult::Panicked`]: the driver releases the lease, then the caller resumes
+    /// it).
+    fn run_loader(
         &self,
-        entry: &[u8],
-        fence: u64,
-        loader: &mut dyn FnMut() -> std::result::Result<Vec<u8>, LoadError>,
-    ) -> Loaded {
-        let c = &self.checked;
-        let notify = self.store.notify();
+        heartbeat: &Heartbeat,
+        loader: &mut Loader<'_>,
+        panic: &mut Option<Box<dyn Any + Send>>,
+    ) -> (LoadResult, u64) {
         let started = Instant::now();
         let (stop, stopped) = mpsc::channel::<()>();
         let result = thread::scope(|scope| {
             scope.spawn(move || {
-                let every = Duration::from_millis((c.lease_ms / 3).max(1));
+                let every = Duration::from_millis(heartbeat.every_ms());
                 while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
-                    let call = Call::extend(entry, fence, c.lease_ms, None);
-                    match self
-                        .store
-                        .eval(&call, None)
-                        .map(|v| decode_flag(&v, "sc-extend"))
-                    {
-                        Ok(Ok(true)) => {}
-                        // Lost (invalidated, or taken over): the fill will be fenced.
-                        Ok(_) => return,
-                        // Redis unreachable for now: try again at the next beat.
-                        Err(_) => {}
+                    let reply = self.store.eval(&heartbeat.call(), None);
+                    if !heartbeat.keep_beating(reply.as_ref().map_err(fault_of)) {
+                        return;
                     }
                 }
             });
@@ -404,69 +352,48 @@ impl SmartCache {
             drop(stop);
             result
         });
+        let load_ms = ms_between(started, Instant::now());
         let result = match result {
-            Ok(result) => result,
-            Err(panic) => {
-                // Release the lease at once (the error is cached for the negative TTL),
-                // then let the panic go on to the caller.
-                bump(&self.counters.backend_calls);
-                bump(&self.counters.backend_errors);
-                self.abandon(entry, fence, "LOADER_PANIC", "the loader panicked", true);
-                std::panic::resume_unwind(panic);
+            Ok(Ok(value)) => LoadResult::Value(value),
+            Ok(Err(failure)) => {
+                let mut f = LoadFailure::new(failure.code(), failure.message());
+                f.cached = failure.is_cached();
+                LoadResult::Failed(f)
+            }
+            Err(payload) => {
+                *panic = Some(payload);
+                LoadResult::Panicked
             }
         };
-        bump(&self.counters.backend_calls);
-        let load_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let value = match result {
-            Ok(value) => value,
-            Err(failure) => {
-                bump(&self.counters.backend_errors);
-                self.abandon(
-                    entry,
-                    fence,
-                    failure.code(),
-                    failure.message(),
-                    failure.is_cached(),
-                );
-                return Loaded::Failed(Error::Backend {
-                    code: failure.code().to_string(),
-                    message: failure.message().to_string(),
-                    cached: false,
-                });
-            }
-        };
-        if let Err(e) = check_value_len(value.len(), self.config.max_value_len) {
-            self.abandon(entry, fence, "VALUE_TOO_LARGE", &e.to_string(), true);
-            return Loaded::Failed(e.into());
-        }
-        let call = Call::fill(
-            entry, fence, &value, c.soft_ms, c.hard_ms, load_ms, notify, None,
-        );
-        match self.store.eval(&call, None).map(FillReply::decode) {
-            Ok(Ok(FillReply::Stored { .. } | FillReply::Duplicate { .. })) => Loaded::Stored(value),
-            Ok(Ok(FillReply::Fenced { .. })) => {
-                bump(&self.counters.fenced_fills);
-                Loaded::Fenced(value)
-            }
-            Ok(Err(_)) | Err(_) => Loaded::Unstored(value),
-        }
+        (result, load_ms)
     }
 
-    /// Releases the lease `fence`, the failure cached for the negative TTL when `cached`
-    /// (else for 0 ms: the next caller loads).
-    fn abandon(&self, entry: &[u8], fence: u64, code: &str, message: &str, cached: bool) {
-        let c = &self.checked;
-        let call = Call::abandon(
-            entry,
-            fence,
-            code.as_bytes(),
-            message.as_bytes(),
-            if cached { c.neg_ms } else { 0 },
-            self.store.notify(),
-            None,
-        );
-        // If Redis is unreachable the lease simply expires.
-        let _ = self.store.eval(&call, None);
+    /// Carries out a [`Fill`]: the loader under its lease, then the store (or release).
+    /// A loader's panic is resumed once the lease is released.
+    pub(crate) fn run_fill(&self, fill: &mut Fill, loader: &mut Loader<'_>) -> Stored {
+        let mut panic = None;
+        loop {
+            match fill.step() {
+                FillStep::Load => {
+                    let heartbeat = fill.heartbeat();
+                    let (result, load_ms) = self.run_loader(&heartbeat, loader, &mut panic);
+                    fill.loaded(result, load_ms);
+                }
+                FillStep::Run(call) => {
+                    let reply = self.store.eval(&call, None);
+                    fill.replied(reply.map_err(|e| fault_of(&e)));
+                }
+                FillStep::Done => break,
+            }
+        }
+        self.counters.add(&fill.counts());
+        let stored = fill
+            .take_outcome()
+            .unwrap_or(Stored::Failed(Failure::Refused));
+        if let (Stored::Failed(Failure::Panicked), Some(panic)) = (&stored, panic) {
+            std::panic::resume_unwind(panic);
+        }
+        stored
     }
 
     /// Drops the value of `kind` for `client` and bumps its fence, so a load in progress
@@ -487,7 +414,12 @@ impl SmartCache {
     pub fn invalidate(&self, client: impl AsRef<[u8]>, kind: impl AsRef<[u8]>) -> Result<bool> {
         let keys = ClientKeys::new(client.as_ref(), &self.config.token_key)?;
         let entry = keys.entry(kind.as_ref())?;
-        let call = Call::invalidate(&entry, self.checked.tombstone_ms, self.store.notify(), None);
+        let call = Call::invalidate(
+            &entry,
+            self.settings.tombstone_ms(),
+            self.store.notify(),
+            None,
+        );
         Ok(decode_flag(
             &self.store.eval(&call, None)?,
             "sc-invalidate",
@@ -495,13 +427,29 @@ impl SmartCache {
     }
 }
 
-fn ms_until(deadline: Instant) -> u64 {
-    u64::try_from(
-        deadline
-            .saturating_duration_since(Instant::now())
-            .as_millis(),
-    )
-    .unwrap_or(u64::MAX)
+/// Whole ms from `from` to `to` (0 when `to` is earlier).
+fn ms_between(from: Instant, to: Instant) -> u64 {
+    u64::try_from(to.saturating_duration_since(from).as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Unix time in ms (0 if the clock is before 1970).
+fn wall_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .ok()
+        .and_then(|d| u64::try_from(d.as_millis()).ok())
+        .unwrap_or(0)
+}
+
+/// How a Redis call failed, for the driver.
+pub(crate) fn fault_of(e: &Error) -> Fault {
+    if e.is_timeout() {
+        Fault::Timeout
+    } else if e.is_connection_error() {
+        Fault::Connection
+    } else {
+        Fault::Other
+    }
 }
 
 fn timeout(entry: &[u8], started: Instant) -> Error {

@@ -51,6 +51,24 @@ pub(crate) fn bump(counter: &AtomicU64) {
 }
 
 impl Counters {
+    /// Adds what a driver of core counted.
+    pub(crate) fn add(&self, c: &keyroute::cache::Counts) {
+        let add = |counter: &AtomicU64, n: u64| {
+            if n > 0 {
+                counter.fetch_add(n, Ordering::Relaxed);
+            }
+        };
+        add(&self.hits, c.hits);
+        add(&self.refreshes, c.refreshes);
+        add(&self.leases, c.leases);
+        add(&self.waits, c.waits);
+        add(&self.takeovers, c.takeovers);
+        add(&self.fenced_fills, c.fenced_fills);
+        add(&self.backend_calls, c.backend_calls);
+        add(&self.backend_errors, c.backend_errors);
+        add(&self.cached_errors, c.cached_errors);
+    }
+
     pub(crate) fn snapshot(&self) -> Stats {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         Stats {

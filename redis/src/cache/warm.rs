@@ -4,12 +4,14 @@
 
 use std::thread;
 
+use std::time::Instant;
+
 use keyroute::cache::{
-    check_device_id, check_kind, check_warm_count, decode_warm, device_key, Call, ClientKeys,
+    check_device_id, check_kind, check_warm_count, device_key, ClientKeys, Stored, Warm,
 };
 
 use super::load_error::LoadError;
-use super::smart::{Loaded, SmartCache};
+use super::smart::SmartCache;
 use crate::error::{Error, Result};
 
 /// What a warm-up did.
@@ -107,35 +109,40 @@ impl SmartCache {
         if entries.is_empty() {
             return Ok(report);
         }
-        let call = Call::warm_begin(&entries, self.checked.lease_ms, &self.owner, None);
-        let fences = decode_warm(self.store.eval(&call, None)?)?;
+        let started = Instant::now();
+        let warm = Warm::new(entries, &self.owner, &self.settings, self.store.notify());
+        let reply = self.store.eval(&warm.call(), None)?;
+        let plan = warm
+            .plan(reply)
+            .map_err(|f| self.error_of(f, None, None, b"warm-begin", started))?;
+        self.counters.add(&plan.counts);
         let loader = &loader;
-        let outcomes: Vec<(usize, Loaded)> = thread::scope(|scope| {
-            let handles: Vec<_> = fences
-                .iter()
-                .enumerate()
-                .filter_map(|(i, fence)| fence.map(|f| (i, f)))
-                .map(|(i, fence)| {
-                    self.count_lease(false);
-                    let entry = &entries[i];
+        let outcomes: Vec<(usize, Stored)> = thread::scope(|scope| {
+            let handles: Vec<_> = plan
+                .fills
+                .into_iter()
+                .map(|(i, mut fill)| {
                     let kind = kinds[i].as_ref();
                     scope.spawn(move || {
                         let mut load = || loader(client, kind);
-                        (i, self.load_and_fill(entry, fence, &mut load))
+                        (i, self.run_fill(&mut fill, &mut load))
                     })
                 })
                 .collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
-        for (i, fence) in fences.iter().enumerate() {
-            if fence.is_none() {
-                report.skipped.push(kinds[i].as_ref().to_vec());
-            }
+        for i in plan.skipped {
+            report.skipped.push(kinds[i].as_ref().to_vec());
         }
-        for (i, loaded) in outcomes {
+        for (i, stored) in outcomes {
             let kind = kinds[i].as_ref().to_vec();
-            match loaded {
-                Loaded::Failed(e) => report.failed.push((kind, e)),
+            match stored {
+                Stored::Failed(f) => {
+                    let entry = warm.entries()[i].clone();
+                    report
+                        .failed
+                        .push((kind, self.error_of(f, None, None, &entry, started)));
+                }
                 _ => report.granted.push(kind),
             }
         }

@@ -1,5 +1,5 @@
-//! The natural logarithm without `std` (weighted rendezvous needs it in `no_std` builds):
-//! the same bits on every platform, wasm included.
+//! The natural logarithm without `std` (weighted rendezvous and the smart cache's XFetch draw
+//! need it in `no_std` builds): the same bits on every platform, wasm included.
 
 /// `ln(x)` for `x` in `(0, 1]`, within a few ulps.
 pub(crate) fn ln(x: f64) -> f64 {
