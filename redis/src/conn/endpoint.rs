@@ -415,6 +415,17 @@ impl Endpoint {
         }
     }
 
+    /// A rustls configuration with this endpoint's TLS settings (none for a plain URL),
+    /// for the connections this crate makes without the `redis` crate.
+    pub(crate) fn tls_config(&self) -> Option<std::result::Result<rustls::ClientConfig, String>> {
+        let t = self.tls.as_ref()?;
+        Some(super::tls::client_config(
+            t.verify,
+            t.ca.as_deref(),
+            t.client.as_ref().map(|(c, k)| (c.as_slice(), k.as_slice())),
+        ))
+    }
+
     /// Adds this endpoint's credentials to a `MIGRATE` (before its `KEYS`): `AUTH2 user
     /// password` with a user name, `AUTH password` without, nothing without a password.
     /// The target node is reached by the source node, which has no credentials of its

@@ -15,6 +15,7 @@ use crate::error::{is_broken, Error, Result};
 mod endpoint;
 mod redact;
 mod sentinel;
+pub(crate) mod tls;
 
 pub use endpoint::{split_seeds, with_tls_files, Endpoint, Place};
 pub use redact::redact;
