@@ -12,7 +12,7 @@ use redis::FromRedisValue;
 use super::exec::{eval, eval_text, evalsha, to_value};
 use super::wakeup::Wakeups;
 use crate::cluster::{ClusterClient, ClusterConfig};
-use crate::conn::{named_master, Endpoint, MasterCheck, Place, Timeouts};
+use crate::conn::{ask_one, Endpoint, MasterCheck, Place, Timeouts};
 use crate::error::{Error, Result};
 
 /// How many idle connections a store keeps (more are opened while more threads call at
@@ -294,9 +294,10 @@ impl Store {
             }
             _ => return false,
         };
-        if self.lock_master().due() {
-            let now = named_master(endpoint, self.inner.timeouts);
-            self.lock_master().named(now);
+        let due = self.lock_master().due();
+        if let Some(i) = due {
+            let now = ask_one(endpoint, i, self.inner.timeouts);
+            self.lock_master().answered(i, now);
         }
         self.lock_master().stale(at)
     }

@@ -19,7 +19,7 @@ pub(crate) mod tls;
 
 pub use endpoint::{split_seeds, with_tls_files, Endpoint, Place};
 pub use redact::redact;
-pub(crate) use sentinel::{named_master, MasterCheck};
+pub(crate) use sentinel::{ask_one, MasterCheck};
 
 /// Bounds on how long a call waits. A call that has to (re)connect first never waits
 /// longer in all than the larger of the two.

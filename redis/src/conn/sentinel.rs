@@ -11,7 +11,10 @@
 //! `SENTINEL FAILOVER` the old master keeps answering as a master until the Sentinels
 //! turn it into a replica (measured: 11 s), and every write it takes meanwhile is lost
 //! when it resyncs from the new master. A connection whose master the Sentinels no longer
-//! name is closed, and the next one is opened on the new master.
+//! name is closed, and the next one is opened on the new master. Each check asks one
+//! Sentinel (the one that answered last; after a failure, the next in the list) and waits
+//! for it at most [`RECHECK_WAIT`], so a Sentinel that does not answer costs one call a
+//! second that much at most.
 
 use std::time::{Duration, Instant};
 
@@ -24,36 +27,44 @@ use crate::error::{Error, Result};
 /// How often a connection behind Sentinel asks whether its master is still the master.
 pub(crate) const RECHECK: Duration = Duration::from_secs(1);
 
-/// When a connection behind Sentinel last asked the Sentinels for the master, and the
-/// answer.
+/// The longest a check waits for a Sentinel (to connect, and for its answer).
+pub(crate) const RECHECK_WAIT: Duration = Duration::from_millis(500);
+
+/// When a connection (or a pool of them) behind Sentinel last asked the Sentinels for
+/// the master, which one, and the answer.
 #[derive(Debug, Default)]
 pub(crate) struct MasterCheck {
     named: Option<Address>,
     asked: Option<Instant>,
+    /// The Sentinel to ask next (an index into the URL's list).
+    next: usize,
 }
 
 impl MasterCheck {
-    /// Whether it is time to ask again (and, if so, marks it asked now, so that callers
-    /// sharing this check ask once per [`RECHECK`] between them).
-    pub(crate) fn due(&mut self) -> bool {
+    /// If it is time to ask again, the Sentinel to ask (and marks it asked now, so that
+    /// callers sharing this check ask once per [`RECHECK`] between them).
+    pub(crate) fn due(&mut self) -> Option<usize> {
         if self.asked.is_some_and(|at| at.elapsed() < RECHECK) {
-            return false;
+            return None;
         }
         self.asked = Some(Instant::now());
-        true
+        Some(self.next)
     }
 
-    /// Records a master just named (by an answer to [`named_master`], or by a connect).
-    pub(crate) fn named(&mut self, master: Option<Address>) {
-        if master.is_some() {
-            self.named = master;
+    /// Records the answer of Sentinel `i` to [`ask_one`]: no answer moves on to the next.
+    pub(crate) fn answered(&mut self, i: usize, master: Option<Address>) {
+        match master {
+            Some(m) => self.named = Some(m),
+            None => self.next = i.wrapping_add(1),
         }
     }
 
     /// Records a connect to `master` (the Sentinels named it just now).
     pub(crate) fn connected(&mut self, master: Option<Address>) {
         self.asked = Some(Instant::now());
-        self.named(master);
+        if master.is_some() {
+            self.named = master;
+        }
     }
 
     /// Whether a connection to `at` leads to a master the Sentinels no longer name.
@@ -61,27 +72,30 @@ impl MasterCheck {
         matches!((&self.named, at), (Some(named), Some(at)) if named != at)
     }
 
-    /// For a connection to `at` that is not shared: asks the Sentinels if it is time, and
-    /// whether `at` is no longer the master they name (false when no Sentinel answered).
+    /// For a connection to `at` that is not shared: asks a Sentinel if it is time, and
+    /// whether `at` is no longer the master they name (false when it did not answer).
     pub(crate) fn moved(&mut self, endpoint: &Endpoint, at: Option<&Address>, t: Timeouts) -> bool {
-        if self.due() {
-            let now = named_master(endpoint, t);
-            self.named(now);
+        if let Some(i) = self.due() {
+            let now = ask_one(endpoint, i, t);
+            self.answered(i, now);
         }
         self.stale(at)
     }
 }
 
-/// The master the Sentinels of `endpoint` name now: the first answer, in the order given;
-/// `None` if none answered or `endpoint` is not a Sentinel URL. One short question per
-/// Sentinel tried, each bounded by `timeouts`.
-pub(crate) fn named_master(endpoint: &Endpoint, timeouts: Timeouts) -> Option<Address> {
+/// The master Sentinel `i` (modulo their number) of `endpoint` names now, waiting at
+/// most `timeouts` and [`RECHECK_WAIT`]; `None` if it did not answer, or `endpoint` is
+/// not a Sentinel URL.
+pub(crate) fn ask_one(endpoint: &Endpoint, i: usize, timeouts: Timeouts) -> Option<Address> {
     let Place::Sentinel { sentinels, service } = endpoint.place() else {
         return None;
     };
-    sentinels
-        .iter()
-        .find_map(|s| ask(endpoint, s, service, timeouts).ok())
+    let sentinel = sentinels.get(i % sentinels.len().max(1))?;
+    let short = Timeouts {
+        connect: timeouts.connect.min(RECHECK_WAIT),
+        io: timeouts.io.min(RECHECK_WAIT),
+    };
+    ask(endpoint, sentinel, service, short).ok()
 }
 
 /// The master of `service`: its address and an open connection to it.
