@@ -65,36 +65,14 @@ fn start() -> Setup {
             .contains("master_link_status:up")
             .then_some(())
     });
-    let mut sentinels = Vec::new();
-    for _ in 0..3 {
-        let sp = free_port(false);
-        let conf = dir.join(format!("sentinel-{sp}.conf"));
-        std::fs::write(
-            &conf,
-            format!(
-                "port {sp}\nbind 127.0.0.1\nprotected-mode no\nrequirepass {SENTINEL_PW}\n\
-                 sentinel sentinel-pass {SENTINEL_PW}\n\
-                 sentinel monitor mymaster 127.0.0.1 {mp} 2\n\
-                 sentinel auth-pass mymaster {PW}\n\
-                 sentinel down-after-milliseconds mymaster 1000\n\
-                 sentinel failover-timeout mymaster 3000\n"
-            ),
-        )
-        .unwrap();
-        sentinels.push(redis_server(
-            &dir,
-            sp,
-            &[conf.display().to_string(), "--sentinel".into()],
-        ));
-    }
-    for s in &sentinels {
-        eventually(Duration::from_secs(30), || {
-            let others = run(s.port, SENTINEL_PW, &["SENTINEL", "sentinels", "mymaster"]);
-            let replicas = run(s.port, SENTINEL_PW, &["SENTINEL", "replicas", "mymaster"]);
-            (others.matches("127.0.0.1").count() >= 2 && replicas.contains(&rp.to_string()))
-                .then_some(())
-        });
-    }
+    let sentinels = start_sentinels(
+        &dir,
+        (mp, rp),
+        |sp| {
+            format!("port {sp}\nrequirepass {SENTINEL_PW}\nsentinel sentinel-pass {SENTINEL_PW}\n")
+        },
+        |port, args| run(port, SENTINEL_PW, args),
+    );
     Setup {
         master,
         replica,
@@ -315,6 +293,41 @@ fn start_secure() -> SecureSetup {
         certs.path("server.key"),
         certs.path("ca.crt")
     );
+    let mut s = SecureSetup {
+        certs,
+        master,
+        replica,
+        sentinels: Vec::new(),
+    };
+    eventually(Duration::from_secs(30), || {
+        s.node(rp, &["INFO", "replication"])
+            .contains("master_link_status:up")
+            .then_some(())
+    });
+    s.sentinels = start_sentinels(
+        &dir,
+        (mp, rp),
+        |sp| {
+            format!(
+                "port 0\ntls-port {sp}\n{tls}user default off\n\
+                 user {SENTINEL_USER} on >{SENTRY_PW} ~* &* +@all\n\
+                 sentinel sentinel-user {SENTINEL_USER}\nsentinel sentinel-pass {SENTRY_PW}\n"
+            )
+        },
+        |port, args| s.sentinel(port, args),
+    );
+    s
+}
+
+/// Starts 3 Sentinels monitoring the master on `mp` (their config: `head(port)`, then
+/// the same monitoring lines for all, `default`'s password on the data nodes), and waits
+/// until each knows the two others and the replica on `rp` (asked with `ask`).
+fn start_sentinels(
+    dir: &std::path::Path,
+    (mp, rp): (u16, u16),
+    head: impl Fn(u16) -> String,
+    ask: impl Fn(u16, &[&str]) -> String,
+) -> Vec<Proc> {
     let mut sentinels = Vec::new();
     for _ in 0..3 {
         let sp = free_port(false);
@@ -322,42 +335,30 @@ fn start_secure() -> SecureSetup {
         std::fs::write(
             &conf,
             format!(
-                "port 0\ntls-port {sp}\nbind 127.0.0.1\nprotected-mode no\n{tls}\
-                 user default off\nuser {SENTINEL_USER} on >{SENTRY_PW} ~* &* +@all\n\
-                 sentinel sentinel-user {SENTINEL_USER}\nsentinel sentinel-pass {SENTRY_PW}\n\
+                "{}bind 127.0.0.1\nprotected-mode no\n\
                  sentinel monitor mymaster 127.0.0.1 {mp} 2\n\
                  sentinel auth-pass mymaster {PW}\n\
                  sentinel down-after-milliseconds mymaster 1000\n\
-                 sentinel failover-timeout mymaster 3000\n"
+                 sentinel failover-timeout mymaster 3000\n",
+                head(sp)
             ),
         )
         .unwrap();
         sentinels.push(redis_server(
-            &dir,
+            dir,
             sp,
             &[conf.display().to_string(), "--sentinel".into()],
         ));
     }
-    let s = SecureSetup {
-        certs,
-        master,
-        replica,
-        sentinels,
-    };
-    eventually(Duration::from_secs(30), || {
-        s.node(rp, &["INFO", "replication"])
-            .contains("master_link_status:up")
-            .then_some(())
-    });
-    for p in &s.sentinels {
+    for s in &sentinels {
         eventually(Duration::from_secs(30), || {
-            let others = s.sentinel(p.port, &["SENTINEL", "sentinels", "mymaster"]);
-            let replicas = s.sentinel(p.port, &["SENTINEL", "replicas", "mymaster"]);
+            let others = ask(s.port, &["SENTINEL", "sentinels", "mymaster"]);
+            let replicas = ask(s.port, &["SENTINEL", "replicas", "mymaster"]);
             (others.matches("127.0.0.1").count() >= 2 && replicas.contains(&rp.to_string()))
                 .then_some(())
         });
     }
-    s
+    sentinels
 }
 
 /// The `user=` names of the clients connected to a server now.

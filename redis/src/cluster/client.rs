@@ -744,13 +744,7 @@ impl ClusterClient {
         let until = Instant::now() + self.config.call_timeout;
         for attempt in 0..self.config.max_attempts {
             if attempt > 0 && Instant::now() >= until {
-                if last.starts_with("no node serves") {
-                    return Err(Error::NoOwner { slot });
-                }
-                return Err(Error::Timeout {
-                    context: format!("slot {slot}: {last}"),
-                    after: Some(self.config.call_timeout),
-                });
+                return Err(self.out_of_time(slot, format!("slot {slot}"), &last));
             }
             self.maybe_refresh();
             let asking = ask.is_some();
@@ -860,6 +854,19 @@ impl ClusterClient {
             }
         }
         Err(Error::TooManyAttempts { slot, last })
+    }
+
+    /// The error of a call whose time ([`ClusterConfig::call_timeout`]) ran out:
+    /// `CLUSTER_NO_OWNER` while it waited for `slot` to get an owner, else a timeout
+    /// naming `what` and the `last` thing that went wrong.
+    fn out_of_time(&self, slot: u16, what: String, last: &str) -> Error {
+        if last.starts_with("no node serves") {
+            return Error::NoOwner { slot };
+        }
+        Error::Timeout {
+            context: format!("{what}: {last}"),
+            after: Some(self.config.call_timeout),
+        }
     }
 
     /// What to do with an error reply: retry (the command did not run), or give it to
@@ -989,13 +996,7 @@ impl ClusterClient {
                 return Err(Error::TooManyAttempts { slot, last });
             }
             if attempt > 0 && Instant::now() >= until {
-                if last.starts_with("no node serves") {
-                    return Err(Error::NoOwner { slot });
-                }
-                return Err(Error::Timeout {
-                    context: format!("pipeline of {count} commands: {last}"),
-                    after: Some(self.config.call_timeout),
-                });
+                return Err(self.out_of_time(slot, format!("pipeline of {count} commands"), &last));
             }
             self.maybe_refresh();
             // Group the pending commands by where they go, keeping their order.
