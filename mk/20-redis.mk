@@ -7,7 +7,8 @@
 #                      doc tests of redis::{least_used,leases,error}
 #   make demo-select   the selection step of `make demo` (REDIS_URL, else a private
 #                      redis-server, else the in-memory model)
-#   make bench-redis   pick() vs redis-benchmark's EVALSHA, pick_many(n) vs single picks
+#   make bench-redis   pick() vs redis-benchmark's EVALSHA, pick_many(n) vs single picks,
+#                      a pick over TLS vs a plain pick on one server (the cost of TLS)
 .PHONY: test-redis demo-select bench-redis
 
 REDIS_TESTS := redis_least_used redis_least_used_concurrency redis_least_used_faults \

@@ -191,12 +191,15 @@ test-c-contract: stage-c $(C_CONTRACT)
 # fresh servers.
 C_WITH_REDIS := $(C_SRC)/tests/with_redis.sh
 C_WITH_REDIS_PAIR := $(C_WITH_REDIS) --password --var KEYROUTE_TEST_REDIS_AUTH_URL $(C_WITH_REDIS)
+# tests/test_tls.c on a TLS-only server with a password (tests/with_tls_redis.sh), and with
+# --acl-cluster the *_open_cluster() calls as an ACL user on a 3-master cluster whose nodes
+# require users (tests/with_cluster.sh --acl).
 # With --cluster (under tests/with_cluster.sh, a throwaway 3-master cluster) the same
 # tests also run on handles opened with keyroute_*_open_cluster(), after their argument
 # statuses (under valgrind without the vectors: --cluster-calls).
 test-c-redis: stage-c $(C_VECTORS)
 	$(call c_variants,test_tls,$(C_SRC)/tests/test_tls.c)
-	$(C_SRC)/tests/with_tls_redis.sh $(C_BUILD)/test_tls_shared
+	$(C_WITH_CLUSTER) --acl $(C_SRC)/tests/with_tls_redis.sh $(C_BUILD)/test_tls_shared --acl-cluster
 	$(C_SRC)/tests/with_tls_redis.sh $(C_VALGRIND) --suppressions=$(ROOT)/bindings-c/tests/valgrind-tls.supp $(C_BUILD)/test_tls_static
 	$(C_SRC)/tests/with_tls_redis.sh $(C_BUILD)/test_tls_cxx
 	$(call c_variants,test_redis,$(C_SRC)/tests/test_redis.c)

@@ -1,6 +1,9 @@
 //! `LeastUsed::pick` from one connection against `redis-benchmark` running the same
-//! `EVALSHA` on the same server (one client, no pipelining), and `pick_many(n)` against
-//! single picks. Starts its own redis-server on a free 127.0.0.1 port.
+//! `EVALSHA` on the same server (one client, no pipelining), `pick_many(n)` against
+//! single picks, and a pick over `rediss://` against a pick over plain TCP on one server
+//! listening on both (certificates made at run time; medians of 5 alternating rounds:
+//! the row `least_used/pick-tls-vs-plain`). Starts its own redis-servers on free
+//! 127.0.0.1 ports.
 //!
 //! `cargo bench -p keyroute-bench --bench redis_pick` (`make bench-redis`)
 //! (env `KEYROUTE_BENCH_PICKS`, default 20000 picks per run; best of 3 runs). The figures

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs a command with a throwaway 3-master Redis Cluster on free 127.0.0.1 ports:
 #
-#   with_cluster.sh COMMAND [ARG...]
+#   with_cluster.sh [--acl] COMMAND [ARG...]
 #
 # Three cluster-enabled redis-servers (port p and its bus port p + 10000 free), joined by
 # `redis-cli --cluster create` (no replicas), keeping nothing on disk but their cluster
@@ -9,8 +9,16 @@
 # KEYROUTE_TEST_CLUSTER_SEEDS ("127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3") once every node
 # reports cluster_state:ok and knows the others; the servers are stopped on exit (trap) and
 # the command's exit status is returned.
+#
+# With --acl the nodes require users (an ACL file): `default` with an admin password (for
+# redis-cli) and keyroute's user as the README gives it (`keyroute ... -@dangerous +info
+# +role`), with a password made now. The seeds are then
+# "redis://keyroute:PASSWORD@127.0.0.1:p1,..." and KEYROUTE_TEST_CLUSTER_PASSWORD holds
+# the password.
 set -eu
-[ $# -gt 0 ] || { echo "usage: with_cluster.sh COMMAND [ARG...]" >&2; exit 2; }
+acl=
+if [ "${1:-}" = --acl ]; then acl=1; shift; fi
+[ $# -gt 0 ] || { echo "usage: with_cluster.sh [--acl] COMMAND [ARG...]" >&2; exit 2; }
 command -v redis-server >/dev/null || { echo "with_cluster.sh: redis-server not found" >&2; exit 2; }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/keyroute-cluster.XXXXXX")
 pids=
@@ -43,15 +51,32 @@ print(" ".join(map(str, out)))
 EOF
 )
 
+# redis-cli's password (REDISCLI_AUTH) and the nodes' ACL file, with --acl.
+acl_args=
+userinfo=
+if [ -n "$acl" ]; then
+    admin=$(python3 -c 'import secrets; print("adm-" + secrets.token_hex(12))')
+    password=$(python3 -c 'import secrets; print("kr-" + secrets.token_hex(12))')
+    printf 'user default on >%s ~* &* +@all\nuser keyroute on >%s ~* &* +@all -@dangerous +info +role\n' \
+        "$admin" "$password" > "$dir/users.acl"
+    chmod 600 "$dir/users.acl"
+    acl_args="--aclfile $dir/users.acl"
+    userinfo="keyroute:$password@"
+    REDISCLI_AUTH=$admin
+    KEYROUTE_TEST_CLUSTER_PASSWORD=$password
+    export REDISCLI_AUTH KEYROUTE_TEST_CLUSTER_PASSWORD
+fi
+
 seeds=
 for port in $ports; do
     mkdir -p "$dir/$port"
+    # shellcheck disable=SC2086
     redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
         --dir "$dir/$port" --logfile "$dir/$port/redis.log" \
         --cluster-enabled yes --cluster-config-file "$dir/$port/nodes.conf" \
-        --cluster-node-timeout 5000 &
+        --cluster-node-timeout 5000 $acl_args &
     pids="$pids $!"
-    seeds="${seeds:+$seeds,}127.0.0.1:$port"
+    seeds="${seeds:+$seeds,}${userinfo:+redis://$userinfo}127.0.0.1:$port"
 done
 for port in $ports; do
     i=0
@@ -81,7 +106,8 @@ done
 
 KEYROUTE_TEST_CLUSTER_SEEDS=$seeds
 export KEYROUTE_TEST_CLUSTER_SEEDS
-echo "with_cluster.sh: 3-master cluster (redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')) on $seeds as KEYROUTE_TEST_CLUSTER_SEEDS" >&2
+echo "with_cluster.sh: 3-master cluster (redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/'))${acl:+ with ACL users} on $ports as KEYROUTE_TEST_CLUSTER_SEEDS" >&2
+unset REDISCLI_AUTH
 set +e
 "$@"
 status=$?

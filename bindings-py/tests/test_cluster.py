@@ -50,8 +50,20 @@ def _text(v: object) -> str:
 
 
 class Cluster:
-    def __init__(self, tmp: Path, masters: int = 3) -> None:
+    """``masters`` cluster-enabled redis-servers joined into a cluster. With ``users``
+    (ACL file lines after ``user``), the nodes require them, and ``admin`` is the
+    password of ``default`` the harness itself logs in with."""
+
+    def __init__(self, tmp: Path, masters: int = 3, users: list[str] | None = None,
+                 admin: str | None = None) -> None:
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.admin = admin
+        extra: list[str] = []
+        auth: list[str] = ["-a", admin, "--no-auth-warning"] if admin else []
+        if users:
+            acl = tmp / "users.acl"
+            acl.write_text("".join(f"user {u}\n" for u in users))
+            extra = ["--aclfile", str(acl)]
         self.last_info = ""
         self.ports: list[int] = []
         exe = shutil.which("redis-server")
@@ -66,15 +78,15 @@ class Cluster:
                 [exe, "--port", str(p), "--bind", "127.0.0.1", "--save", "", "--appendonly",
                  "no", "--dir", str(tmp), "--protected-mode", "no", "--loglevel", "warning",
                  "--cluster-enabled", "yes", "--cluster-node-timeout", "5000",
-                 "--cluster-config-file", str(tmp / f"nodes-{p}.conf")],
+                 "--cluster-config-file", str(tmp / f"nodes-{p}.conf"), *extra],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             ))
             self.ports.append(p)
         try:
             for p in self.ports:
-                self._wait(lambda p=p: redis.Redis(port=p, socket_timeout=2).ping())
+                self._wait(lambda p=p: self.node(p).ping())
             subprocess.run(
-                [cli, "--cluster", "create", *[f"127.0.0.1:{p}" for p in self.ports],
+                [cli, *auth, "--cluster", "create", *[f"127.0.0.1:{p}" for p in self.ports],
                  "--cluster-replicas", "0", "--cluster-yes"],
                 check=True, capture_output=True, timeout=60,
             )
@@ -84,8 +96,12 @@ class Cluster:
             self.stop()
             raise
 
+    def node(self, port: int) -> redis.Redis:
+        """A redis-py client of one node, as the admin."""
+        return redis.Redis(port=port, socket_timeout=2, password=self.admin)
+
     def _ok(self, port: int) -> bool:
-        info = redis.Redis(port=port, socket_timeout=2).execute_command("CLUSTER", "INFO")
+        info = self.node(port).execute_command("CLUSTER", "INFO")
         if isinstance(info, dict):
             text = "\n".join(f"{_text(k)}:{_text(v)}" for k, v in info.items())
         else:

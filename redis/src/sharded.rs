@@ -10,7 +10,7 @@
 //! commits the pending ring. In migration mode every operation on a key `k` whose owner
 //! differs (`old = current(k)`, `new = pending(k)`) does:
 //!
-//! 1. **pull**: `MIGRATE new-host new-port k 0 <timeout> REPLACE` on `old`;
+//! 1. **pull**: `MIGRATE new-host new-port k <db> <timeout> REPLACE [AUTH...]` on `old`;
 //! 2. runs the command on `new`.
 //!
 //! `rebalance` SCANs every node of the current ring and pulls each key that does not
@@ -277,17 +277,22 @@ impl ShardedClient {
     }
 
     /// Moves `key` from `from` to `to` with `MIGRATE ... REPLACE`; `true` if it moved.
+    /// With [`credentials`](ShardedConfig::credentials), into their database and logged
+    /// in with them (`AUTH2 user password` or `AUTH password`): the source node has no
+    /// credentials of its own for the target.
     fn pull(&self, from: &Address, to: &Address, key: &[u8]) -> Result<bool, Error> {
-        let v = self.exec(
-            from,
-            redis::cmd("MIGRATE")
-                .arg(&to.host)
-                .arg(to.port)
-                .arg(key)
-                .arg(0)
-                .arg(self.config.migrate_timeout_ms)
-                .arg("REPLACE"),
-        )?;
+        let credentials = self.config.credentials.as_ref();
+        let mut cmd = redis::cmd("MIGRATE");
+        cmd.arg(&to.host)
+            .arg(to.port)
+            .arg(key)
+            .arg(credentials.map_or(0, Endpoint::db))
+            .arg(self.config.migrate_timeout_ms)
+            .arg("REPLACE");
+        if let Some(e) = credentials {
+            e.migrate_auth(&mut cmd);
+        }
+        let v = self.exec(from, &cmd)?;
         match v {
             Value::Okay => {
                 self.moved.fetch_add(1, Ordering::Relaxed);

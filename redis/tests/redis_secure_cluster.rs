@@ -3,6 +3,9 @@
 //! `Link::cluster`, the smart cache's `Store::cluster`, the topology fetch), and a TLS
 //! cluster (`tls-cluster yes`, `--port 0`, `requirepass`) with replicas, where picks go
 //! through a MOVED and through a failover. A wrong password is `REDIS_AUTH`, never shown.
+//! On both, a live reshard of a few slots holding keys (`execute_plan`): `MIGRATE` logs
+//! the source in to the target with `AUTH2 user password` (an admin ACL user) on the
+//! first and `AUTH password` over TLS (`tls-cluster yes`) on the second.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -10,15 +13,19 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::secure::{cli, eventually, free_port, redis_server, temp_dir, Certs, Proc};
-use keyroute::slot::key_slot;
+use keyroute::slot::{key_slot, NodeIndex, Plan};
 use keyroute_redis::cache::{CacheConfig, SmartCache, Store};
+use keyroute_redis::cluster::reshard::{execute_plan, ReshardOptions};
 use keyroute_redis::cluster::{fetch_topology_from, ClusterClient, ClusterConfig};
-use keyroute_redis::{LeastUsed, Link, Timeouts};
+use keyroute_redis::{Endpoint, LeastUsed, Link, Timeouts};
 
 const ADMIN: &str = "admin-pw-1";
 const USER_PW: &str = "kr-user-pw-7";
 /// The ACL line the README gives for keyroute's user.
 const ACL: &str = "keyroute on >kr-user-pw-7 ~* &* +@all -@dangerous +info +role";
+/// An operator who may reshard (`MIGRATE`, `CLUSTER SETSLOT` are `@dangerous`).
+const OPS_PW: &str = "ops-pw-2";
+const OPS_ACL: &str = "ops on >ops-pw-2 ~* &* +@all";
 
 struct Nodes {
     procs: Vec<Proc>,
@@ -53,7 +60,7 @@ fn start(masters: usize, replicas: usize, certs: Option<&Certs>) -> Nodes {
     let acl_file = dir.join("users.acl");
     std::fs::write(
         &acl_file,
-        format!("user default on >{ADMIN} ~* &* +@all\nuser {ACL}\n"),
+        format!("user default on >{ADMIN} ~* &* +@all\nuser {ACL}\nuser {OPS_ACL}\n"),
     )
     .unwrap();
     let mut procs = Vec::new();
@@ -203,6 +210,11 @@ fn an_acl_user_reaches_every_node_through_every_entrance() {
     let none = format!("redis://127.0.0.1:{}", nodes.procs[0].port);
     let err = ClusterClient::connect(&[&none], config()).unwrap_err();
     assert_eq!(err.code().as_str(), "REDIS_AUTH", "{err}");
+    // A live reshard as the operator: MIGRATE logs in with AUTH2 ops ... (the source
+    // has no credentials of its own for the target).
+    let ops = format!("redis://ops:{OPS_PW}@127.0.0.1:{}", nodes.procs[0].port);
+    reshard_a_few_slots(&ops, &seed);
+
     // A database on a cluster seed is refused, not dropped.
     let err = ClusterClient::lazy(&[&format!("{seed}/3")], config()).unwrap_err();
     assert_eq!(err.code().as_str(), "REDIS_BAD_URL", "{err}");
@@ -249,6 +261,10 @@ fn a_tls_cluster_with_a_password_through_a_moved_and_a_failover() {
         .map_err(|e| c.explain(e))
         .unwrap()
         .is_some());
+
+    // A live reshard over TLS: MIGRATE logs in with AUTH (the `default` user's password),
+    // the source reaching the target over TLS (tls-cluster yes).
+    reshard_a_few_slots(&seed, &seed);
 
     // A failover, on a pool whose slot nobody moved.
     let pool = LeastUsed::new("{failover}:pool").unwrap();
@@ -306,4 +322,56 @@ fn a_tls_cluster_with_a_password_through_a_moved_and_a_failover() {
         started.elapsed()
     );
     assert_eq!(c.map().node_for_slot(slot).unwrap().addr().port, replica);
+}
+
+/// Moves the few slots a plan of weights 1003:1000:1000 moves (a dozen), holding 30 keys,
+/// with `execute_plan` logged in as `admin`'s user; every key is then read back through
+/// `seed`, and the topology gives the slots to the first master.
+fn reshard_a_few_slots(admin: &str, seed: &str) {
+    let (map, _) = fetch_topology_from(admin, Timeouts::default()).unwrap();
+    let masters: Vec<NodeIndex> = map
+        .masters()
+        .filter(|(i, _)| map.slot_count(*i) > 0)
+        .map(|(i, _)| i)
+        .collect();
+    let weights: Vec<(NodeIndex, u64)> = masters
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| (i, if k == 0 { 1003 } else { 1000 }))
+        .collect();
+    let plan = Plan::new(&map, &weights).unwrap();
+    let moved: Vec<u16> = plan.moves().iter().flat_map(|m| m.start..=m.end).collect();
+    assert!(
+        !moved.is_empty() && moved.len() < 64,
+        "{} slots",
+        moved.len()
+    );
+    let keys: Vec<String> = (0..)
+        .map(|i| format!("rk{i}"))
+        .filter(|k| moved.contains(&key_slot(k.as_bytes())))
+        .take(30)
+        .collect();
+    let mut c = ClusterClient::connect(&[seed], config()).unwrap();
+    for k in &keys {
+        c.set(k.as_bytes(), k.as_bytes()).unwrap();
+    }
+    let options = ReshardOptions {
+        credentials: Some(Endpoint::parse(admin).unwrap()),
+        ..ReshardOptions::default()
+    };
+    let report = execute_plan(&map, &plan, &options, |_| {}).expect("reshard");
+    assert_eq!(report.keys_moved, 30);
+    assert_eq!(report.slots_moved, moved.len());
+    for k in &keys {
+        assert_eq!(
+            c.get(k.as_bytes()).unwrap().as_deref(),
+            Some(k.as_bytes()),
+            "{k}"
+        );
+    }
+    let (after, _) = fetch_topology_from(admin, Timeouts::default()).unwrap();
+    let to = map[masters[0]].addr();
+    for s in moved {
+        assert_eq!(after.node_for_slot(s).unwrap().addr(), to, "slot {s}");
+    }
 }

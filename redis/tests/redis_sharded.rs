@@ -231,3 +231,71 @@ fn remove_node_and_rebalance_under_a_writer() {
         .unwrap();
     assert_eq!(n, 0, "the removed node is drained");
 }
+
+/// Nodes with a password, the client's credentials naming database 2: a rebalance moves
+/// keys with `MIGRATE ... 2 ... AUTH password` (the source logs in to the target with
+/// the credentials, and keeps the database), so every key is still read back, in
+/// database 2 and nowhere else.
+#[test]
+fn rebalance_with_a_password_and_a_database() {
+    use common::secure::{cli, free_port, redis_server, temp_dir};
+    const PW: &str = "sharded-pw-6";
+    let dir = temp_dir("sharded-auth");
+    let procs: Vec<_> = (0..3)
+        .map(|_| {
+            let p = free_port(false);
+            redis_server(
+                &dir,
+                p,
+                &[
+                    "--port".into(),
+                    p.to_string(),
+                    "--requirepass".into(),
+                    PW.into(),
+                ],
+            )
+        })
+        .collect();
+    let name = |i: usize| format!("127.0.0.1:{}", procs[i].port);
+    let ring = Ring::with_nodes(Profile::native(), (0..2).map(|i| (name(i), 1))).unwrap();
+    let config = ShardedConfig {
+        credentials: Some(
+            keyroute_redis::Endpoint::parse(&format!("redis://:{PW}@127.0.0.1:1/2")).unwrap(),
+        ),
+        ..ShardedConfig::default()
+    };
+    let client = ShardedClient::from_ring(ring, config).unwrap();
+    for i in 0..300 {
+        client.set(format!("k:{i}").as_bytes(), b"v").unwrap();
+    }
+    client.add_node(&name(2), addr(procs[2].port), 1).unwrap();
+    let report = client.rebalance().unwrap();
+    assert!(report.moved > 0, "{report:?}");
+    for i in 0..300 {
+        assert_eq!(
+            client.get(format!("k:{i}").as_bytes()).unwrap().as_deref(),
+            Some(&b"v"[..]),
+            "k:{i}"
+        );
+    }
+    let size = |port: u16, db: &str| -> u64 {
+        let a: Vec<String> = [
+            "-p",
+            &port.to_string(),
+            "-a",
+            PW,
+            "--no-auth-warning",
+            "-n",
+            db,
+            "DBSIZE",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        cli(&a).trim().parse().unwrap()
+    };
+    let in_2: u64 = procs.iter().map(|p| size(p.port, "2")).sum();
+    let in_0: u64 = procs.iter().map(|p| size(p.port, "0")).sum();
+    assert_eq!((in_2, in_0), (300, 0));
+    assert!(size(procs[2].port, "2") > 0);
+}

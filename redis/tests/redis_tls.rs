@@ -2,7 +2,9 @@
 //! --tls-port`) with certificates made at test time, reached by LeastUsed picks and the
 //! smart cache's single flight; a wrong CA and a missing client certificate are refused
 //! with `REDIS_TLS`; a standalone URL that names a replica (a real `REPLICAOF`) is refused
-//! with `REDIS_READONLY`.
+//! with `REDIS_READONLY`. The smart cache's waiters are woken by pub/sub over TLS and over a
+//! Unix socket (a subscriber on the server while they wait, and served right after the
+//! fill, not at the poll timer's next tick).
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -195,4 +197,114 @@ fn stores_on_one_url_share_their_connections() {
     // Other timeouts: another store.
     let other = Store::standalone(&url, Timeouts::uniform(Duration::from_secs(1))).unwrap();
     assert!(!other.same_as(&first));
+}
+
+/// A waiter of another cache (another store: no in-process flight to share) waits for a
+/// 1 s load over `url`: while it waits the server has a subscriber on a channel (the
+/// wake-up connection is made over the URL's own transport), and it is served within
+/// 50 ms of the fill. Polling alone would serve it at the next tick: 10 ms doubling to
+/// 200 ms, ticks at 710, 910 and 1110 ms from the wait's start, 110-160 ms after a fill
+/// ~950 ms into it.
+fn woken_by_pubsub(url: &str, socket: &str, client: &'static str) {
+    use std::sync::Mutex;
+    let soon = || Instant::now() + Duration::from_secs(10);
+    let loader = Arc::new(
+        SmartCache::new(
+            Store::standalone(url, Timeouts::uniform(T)).unwrap(),
+            CacheConfig::default(),
+        )
+        .unwrap(),
+    );
+    let waiter = SmartCache::new(
+        Store::standalone(url, Timeouts::uniform(T + Duration::from_millis(1))).unwrap(),
+        CacheConfig::default(),
+    )
+    .unwrap();
+    let filled_at = Arc::new(Mutex::new(None));
+    let loading = {
+        let (loader, filled_at) = (Arc::clone(&loader), Arc::clone(&filled_at));
+        std::thread::spawn(move || {
+            loader.get_or_load(client, "cards", soon(), || {
+                std::thread::sleep(Duration::from_millis(1000));
+                *filled_at.lock().unwrap() = Some(Instant::now());
+                Ok(b"cards".to_vec())
+            })
+        })
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    // Subscribers on the server while the waiter waits (asked over the Unix socket).
+    let subscribed = {
+        let socket = socket.to_string();
+        std::thread::spawn(move || {
+            let until = Instant::now() + Duration::from_millis(900);
+            while Instant::now() < until {
+                let channels = common::secure::cli(&[
+                    "-s".into(),
+                    socket.clone(),
+                    "-a".into(),
+                    PW.into(),
+                    "--no-auth-warning".into(),
+                    "PUBSUB".into(),
+                    "CHANNELS".into(),
+                ]);
+                if !channels.trim().is_empty() {
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            false
+        })
+    };
+    let v = waiter
+        .get_or_load(client, "cards", soon(), || {
+            Err(keyroute_redis::cache::LoadError::new("NO", "must not load"))
+        })
+        .unwrap();
+    let served = Instant::now();
+    assert_eq!(v, b"cards");
+    assert_eq!(waiter.stats().waits, 1);
+    assert!(
+        subscribed.join().unwrap(),
+        "no subscriber while waiting over {url}"
+    );
+    let late = served.duration_since(filled_at.lock().unwrap().unwrap());
+    assert!(
+        late < Duration::from_millis(50),
+        "served {late:?} after the fill over {url}: the poll timer, not a wake-up"
+    );
+    loading.join().unwrap().unwrap();
+}
+
+const PW: &str = "wake-pw-4";
+
+#[test]
+fn waiters_are_woken_over_tls_and_a_unix_socket() {
+    let certs = Certs::make();
+    let dir = temp_dir("wake");
+    let port = free_port(false);
+    let socket = dir.join("redis.sock").display().to_string();
+    let mut args = vec![
+        "--port".into(),
+        "0".into(),
+        "--tls-port".into(),
+        port.to_string(),
+        "--unixsocket".into(),
+        socket.clone(),
+        "--unixsocketperm".into(),
+        "700".into(),
+        "--requirepass".into(),
+        PW.into(),
+    ];
+    args.extend(certs.server_args(false));
+    let _server = redis_server(&dir, port, &args);
+    woken_by_pubsub(
+        &format!("rediss://:{PW}@127.0.0.1:{port}?{}", certs.query(false)),
+        &socket,
+        "c-tls",
+    );
+    woken_by_pubsub(
+        &format!("redis+unix://{socket}?pass={PW}"),
+        &socket,
+        "c-unix",
+    );
 }

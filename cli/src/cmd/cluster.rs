@@ -16,7 +16,7 @@ use keyroute::slot::{NodeIndex, Plan, Role, SlotMap};
 use keyroute_redis::cluster::reshard::{execute_plan, ReshardOptions};
 use keyroute_redis::cluster::topology::{fetch_topology_from, TopologySource};
 use keyroute_redis::cluster::ClusterConfig;
-use keyroute_redis::redact;
+use keyroute_redis::{redact, Endpoint};
 
 use super::{CliError, Format};
 
@@ -282,6 +282,10 @@ fn rebalance(
     }
     let options = ReshardOptions {
         batch: batch.max(1),
+        // The seed's credentials and TLS open every master and log MIGRATE in.
+        credentials: Some(
+            Endpoint::parse(url).map_err(|e| CliError::from(e).context(redact(url)))?,
+        ),
         ..ReshardOptions::default()
     };
     let report = execute_plan(&map, &plan, &options, |p| {

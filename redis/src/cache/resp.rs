@@ -5,7 +5,81 @@
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
+#[cfg(unix)]
+use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
+
+use crate::conn::tls::TlsStream;
+
+/// The stream under a [`RespConn`]: TCP, TLS over TCP, or a Unix socket.
+pub(crate) enum Link {
+    Tcp(TcpStream),
+    Tls(Box<TlsStream>),
+    #[cfg(unix)]
+    Unix(UnixStream),
+}
+
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Link::Tcp(_) => "Link::Tcp",
+            Link::Tls(_) => "Link::Tls",
+            #[cfg(unix)]
+            Link::Unix(_) => "Link::Unix",
+        })
+    }
+}
+
+impl Link {
+    fn set_read_timeout(&self, d: Option<Duration>) -> io::Result<()> {
+        match self {
+            Link::Tcp(s) => s.set_read_timeout(d),
+            Link::Tls(s) => s.sock.set_read_timeout(d),
+            #[cfg(unix)]
+            Link::Unix(s) => s.set_read_timeout(d),
+        }
+    }
+
+    pub(crate) fn set_write_timeout(&self, d: Option<Duration>) -> io::Result<()> {
+        match self {
+            Link::Tcp(s) => s.set_write_timeout(d),
+            Link::Tls(s) => s.sock.set_write_timeout(d),
+            #[cfg(unix)]
+            Link::Unix(s) => s.set_write_timeout(d),
+        }
+    }
+}
+
+impl Read for Link {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Link::Tcp(s) => s.read(buf),
+            Link::Tls(s) => s.read(buf),
+            #[cfg(unix)]
+            Link::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Link {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Link::Tcp(s) => s.write(buf),
+            Link::Tls(s) => s.write(buf),
+            #[cfg(unix)]
+            Link::Unix(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Link::Tcp(s) => s.flush(),
+            Link::Tls(s) => s.flush(),
+            #[cfg(unix)]
+            Link::Unix(s) => s.flush(),
+        }
+    }
+}
 
 /// A reply frame.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,17 +199,17 @@ pub(crate) fn encode(args: &[&[u8]]) -> Vec<u8> {
     out
 }
 
-/// A TCP connection speaking RESP, with a read buffer.
+/// A connection speaking RESP (over TCP, TLS or a Unix socket), with a read buffer.
 #[derive(Debug)]
 pub(crate) struct RespConn {
-    stream: TcpStream,
+    stream: Link,
     buf: Vec<u8>,
     /// The read timeout currently set on the socket.
     timeout: Option<Duration>,
 }
 
 impl RespConn {
-    pub(crate) fn new(stream: TcpStream) -> Self {
+    pub(crate) fn new(stream: Link) -> Self {
         RespConn {
             stream,
             buf: Vec::new(),
@@ -144,7 +218,9 @@ impl RespConn {
     }
 
     pub(crate) fn send(&mut self, args: &[&[u8]]) -> io::Result<()> {
-        self.stream.write_all(&encode(args))
+        self.stream.write_all(&encode(args))?;
+        // TLS buffers what it encrypts: send it now.
+        self.stream.flush()
     }
 
     /// The next frame, or `Ok(None)` if none arrived by `until`.

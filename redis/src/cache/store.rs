@@ -12,7 +12,7 @@ use redis::FromRedisValue;
 use super::exec::{eval, eval_text, evalsha, to_value};
 use super::wakeup::Wakeups;
 use crate::cluster::{ClusterClient, ClusterConfig};
-use crate::conn::{Endpoint, Timeouts};
+use crate::conn::{ask_one, Endpoint, MasterCheck, Place, Timeouts};
 use crate::error::{Error, Result};
 
 /// How many idle connections a store keeps (more are opened while more threads call at
@@ -33,6 +33,8 @@ enum Conn {
     Single {
         con: redis::Connection,
         io: Duration,
+        /// The address it leads to (none for a Unix socket).
+        at: Option<Address>,
     },
     Cluster(Box<ClusterClient>),
 }
@@ -43,6 +45,10 @@ struct Inner {
     timeouts: Timeouts,
     idle: Mutex<Vec<Conn>>,
     wakeups: Wakeups,
+    /// Behind Sentinel: the master the Sentinels named last (asked at most once a second,
+    /// by whichever call comes first), so that connections to a master they no longer
+    /// name are closed.
+    master: Mutex<MasterCheck>,
 }
 
 /// A standalone Redis or a Redis Cluster holding smart-cache entries, sessions and
@@ -94,7 +100,9 @@ impl Store {
         let endpoint = Endpoint::parse(url)?;
         let (addr, mut con) = endpoint.open_located(timeouts)?;
         load_scripts(&mut con, endpoint.shown())?;
-        let wakeups = Wakeups::new(&endpoint, addr, timeouts.connect);
+        let wakeups = Wakeups::new(&endpoint, addr.clone(), timeouts.connect);
+        let mut master = MasterCheck::default();
+        master.connected(addr.clone());
         let store = Store {
             inner: Arc::new(Inner {
                 shown: endpoint.shown().to_string(),
@@ -103,8 +111,10 @@ impl Store {
                 idle: Mutex::new(vec![Conn::Single {
                     con,
                     io: timeouts.io,
+                    at: addr,
                 }]),
                 wakeups,
+                master: Mutex::new(master),
             }),
         };
         if let Some(addr) = store.inner.wakeups.standalone_addr() {
@@ -155,6 +165,7 @@ impl Store {
                 timeouts: config.timeouts(),
                 idle: Mutex::new(vec![Conn::Cluster(Box::new(client))]),
                 wakeups,
+                master: Mutex::new(MasterCheck::default()),
             }),
         };
         for addr in masters {
@@ -220,10 +231,12 @@ impl Store {
             Target::Standalone { endpoint } => {
                 let (addr, con) = endpoint.open_located(self.inner.timeouts)?;
                 // Behind Sentinel the master may have changed: wake-ups follow it.
-                self.inner.wakeups.set_standalone_addr(addr);
+                self.inner.wakeups.set_standalone_addr(addr.clone());
+                self.lock_master().connected(addr.clone());
                 Ok(Conn::Single {
                     con,
                     io: self.inner.timeouts.io,
+                    at: addr,
                 })
             }
             Target::Cluster { seeds, config } => {
@@ -246,6 +259,8 @@ impl Store {
             .unwrap_or_else(|e| e.into_inner())
             .pop();
         let mut conn = match pooled {
+            // Behind Sentinel: not to a master the Sentinels no longer name.
+            Some(Conn::Single { at, .. }) if self.left_master(at.as_ref()) => self.open()?,
             Some(conn) => conn,
             None => self.open()?,
         };
@@ -263,12 +278,36 @@ impl Store {
         result
     }
 
+    fn lock_master(&self) -> std::sync::MutexGuard<'_, MasterCheck> {
+        self.inner.master.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Behind Sentinel, whether a connection to `at` leads to a master the Sentinels no
+    /// longer name: asked at most once a second (without the lock held: a Sentinel that
+    /// does not answer holds only the caller that asked), else the last answer.
+    fn left_master(&self, at: Option<&Address>) -> bool {
+        let endpoint = match &self.inner.target {
+            Target::Standalone { endpoint }
+                if matches!(endpoint.place(), Place::Sentinel { .. }) =>
+            {
+                endpoint
+            }
+            _ => return false,
+        };
+        let due = self.lock_master().due();
+        if let Some(i) = due {
+            let now = ask_one(endpoint, i, self.inner.timeouts);
+            self.lock_master().answered(i, now);
+        }
+        self.lock_master().stale(at)
+    }
+
     /// Runs a script call, waiting for the reply at most until `deadline` (and at most the
     /// I/O timeout).
     pub(crate) fn eval(&self, call: &Call<'_>, deadline: Option<Instant>) -> Result<Value> {
         let timeouts = self.inner.timeouts;
         self.with(|conn| match conn {
-            Conn::Single { con, io } => {
+            Conn::Single { con, io, .. } => {
                 let want = bounded(timeouts.io, deadline);
                 if want != *io {
                     con.set_read_timeout(Some(want))

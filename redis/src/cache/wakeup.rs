@@ -5,17 +5,32 @@
 //! (node down, slot moving) just leaves the waiter polling.
 //!
 //! Subscriber connections are pooled per node and reused (one per waiting key at a time:
-//! the in-process single flight makes that one per key per process).
+//! the in-process single flight makes that one per key per process). They are made here
+//! (the `redis` crate's sync pub/sub cannot wait with a deadline), with the URL's
+//! transport: TCP, TLS (its certificates and checks) or its Unix socket.
 
 use std::collections::HashMap;
 use std::net::{TcpStream, ToSocketAddrs};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use keyroute::slot::Address;
 
-use super::resp::{Frame, RespConn};
-use crate::conn::Endpoint;
+use super::resp::{Frame, Link, RespConn};
+use crate::conn::{tls, Endpoint, Place};
+
+/// How subscriber connections reach a node.
+#[derive(Debug)]
+enum Transport {
+    Tcp,
+    Tls(Arc<rustls::ClientConfig>),
+    /// The URL's socket (the one node of a standalone server).
+    #[cfg(unix)]
+    Unix(std::path::PathBuf),
+    /// TLS settings rustls refused (the `redis` crate would have refused them first):
+    /// waiters poll.
+    Poll,
+}
 
 /// Idle subscriber connections kept per node.
 const MAX_IDLE_PER_NODE: usize = 16;
@@ -28,9 +43,7 @@ pub(crate) struct Wakeups {
     standalone: Mutex<Option<Address>>,
     /// `AUTH` arguments (user, password), the URL's (the first seed's on a cluster).
     auth: Option<(Option<String>, String)>,
-    /// Subscriber connections are plain TCP (below): over TLS or a Unix socket, waiters
-    /// poll.
-    plain_tcp: bool,
+    transport: Transport,
     connect_timeout: Duration,
     idle: Mutex<HashMap<Address, Vec<RespConn>>>,
 }
@@ -42,12 +55,26 @@ impl Wakeups {
         standalone: Option<Address>,
         connect_timeout: Duration,
     ) -> Wakeups {
+        let mut standalone = standalone;
+        let transport = match (endpoint.place(), endpoint.tls_config()) {
+            // A Unix socket has no address: its path names the one node in the pool.
+            #[cfg(unix)]
+            (Place::Unix(path), _) => {
+                standalone = Some(Address::new(path.display().to_string(), 0));
+                Transport::Unix(path.clone())
+            }
+            #[cfg(not(unix))]
+            (Place::Unix(_), _) => Transport::Poll,
+            (_, None) => Transport::Tcp,
+            (_, Some(Ok(config))) => Transport::Tls(Arc::new(config)),
+            (_, Some(Err(_))) => Transport::Poll,
+        };
         Wakeups {
             standalone: Mutex::new(standalone),
             auth: endpoint
                 .password()
                 .map(|p| (endpoint.user().map(str::to_string), p.to_string())),
-            plain_tcp: !endpoint.is_tls() && !matches!(endpoint.place(), crate::Place::Unix(_)),
+            transport,
             connect_timeout,
             idle: Mutex::new(HashMap::new()),
         }
@@ -60,24 +87,42 @@ impl Wakeups {
             .clone()
     }
 
-    /// The standalone server is now at `addr` (a Sentinel named a new master).
+    /// The standalone server is now at `addr` (a Sentinel named a new master; a Unix
+    /// socket has no address, and keeps its own).
     pub(crate) fn set_standalone_addr(&self, addr: Option<Address>) {
+        let Some(addr) = addr else { return };
         let mut current = self.standalone.lock().unwrap_or_else(|e| e.into_inner());
-        if current.is_some() && *current != addr {
-            *current = addr;
+        if current.as_ref().is_some_and(|c| *c != addr) {
+            *current = Some(addr);
         }
     }
 
+    /// A new connection to `addr` (TCP, TLS) or the URL's socket, logged in.
+    fn connect(&self, addr: &Address) -> Option<Link> {
+        let tcp = || -> Option<TcpStream> {
+            let sock = (addr.host.as_str(), addr.port)
+                .to_socket_addrs()
+                .ok()?
+                .next()?;
+            let stream = TcpStream::connect_timeout(&sock, self.connect_timeout).ok()?;
+            let _ = stream.set_nodelay(true);
+            Some(stream)
+        };
+        Some(match &self.transport {
+            Transport::Tcp => Link::Tcp(tcp()?),
+            Transport::Tls(config) => Link::Tls(Box::new(
+                tls::handshake(config, &addr.host, tcp()?, self.connect_timeout).ok()?,
+            )),
+            #[cfg(unix)]
+            Transport::Unix(path) => {
+                Link::Unix(std::os::unix::net::UnixStream::connect(path).ok()?)
+            }
+            Transport::Poll => return None,
+        })
+    }
+
     fn open(&self, addr: &Address) -> Option<RespConn> {
-        if !self.plain_tcp {
-            return None;
-        }
-        let sock = (addr.host.as_str(), addr.port)
-            .to_socket_addrs()
-            .ok()?
-            .next()?;
-        let stream = TcpStream::connect_timeout(&sock, self.connect_timeout).ok()?;
-        let _ = stream.set_nodelay(true);
+        let stream = self.connect(addr)?;
         stream.set_write_timeout(Some(CONFIRM)).ok()?;
         let mut conn = RespConn::new(stream);
         if let Some((user, password)) = &self.auth {

@@ -518,10 +518,6 @@ impl ClusterClient {
         }
     }
 
-    fn backoff(&mut self, attempt: u32) {
-        self.backoff_until(attempt, Instant::now() + self.config.max_backoff);
-    }
-
     /// A back-off sleep, cut to end by `until`.
     fn backoff_until(&mut self, attempt: u32, until: Instant) {
         self.stats.backoffs += 1;
@@ -534,8 +530,15 @@ impl ClusterClient {
         thread::sleep(d);
     }
 
-    fn connection(&mut self, addr: &Address, replica: bool) -> Result<&mut Connection, Error> {
-        let timeouts = self.config.timeouts();
+    fn connection(
+        &mut self,
+        addr: &Address,
+        replica: bool,
+        until: Instant,
+    ) -> Result<&mut Connection, Error> {
+        let mut timeouts = self.config.timeouts();
+        // A connect made for a call ends with the call's time.
+        timeouts.connect = timeouts.connect.min(left(until));
         let endpoint = &self.endpoint;
         let conns = if replica {
             &mut self.replica_conns
@@ -571,26 +574,32 @@ impl ClusterClient {
         }
     }
 
-    /// Sends `packed` to `addr`, with `ASKING` first if `asking`.
+    /// Sends `packed` to `addr`, with `ASKING` first if `asking`, waiting for the reply
+    /// no later than `until`.
     fn send(
         &mut self,
         addr: &Address,
         packed: &[u8],
         asking: bool,
         replica: bool,
+        until: Instant,
     ) -> Result<Value, SendError> {
         let io = self.config.io_timeout;
-        let con = self.connection(addr, replica).map_err(SendError::NotSent)?;
-        let fail = |e: redis::RedisError| {
-            SendError::MaybeSent(Error::from_redis(&format!("{addr}"), &e, Some(io)))
-        };
-        if asking {
-            let ok = con.req_command(&redis::cmd("ASKING")).map_err(fail)?;
-            if let Value::ServerError(e) = ok {
-                return Ok(Value::ServerError(e));
+        let con = self
+            .connection(addr, replica, until)
+            .map_err(SendError::NotSent)?;
+        within(con, io, until, |con, wait| {
+            let fail = |e: redis::RedisError| {
+                SendError::MaybeSent(Error::from_redis(&format!("{addr}"), &e, Some(wait)))
+            };
+            if asking {
+                let ok = con.req_command(&redis::cmd("ASKING")).map_err(fail)?;
+                if let Value::ServerError(e) = ok {
+                    return Ok(Value::ServerError(e));
+                }
             }
-        }
-        con.req_packed_command(packed).map_err(fail)
+            con.req_packed_command(packed).map_err(fail)
+        })
     }
 
     /// A replica of the master serving `slot`, if any that is not marked failed: an
@@ -735,13 +744,7 @@ impl ClusterClient {
         let until = Instant::now() + self.config.call_timeout;
         for attempt in 0..self.config.max_attempts {
             if attempt > 0 && Instant::now() >= until {
-                if last.starts_with("no node serves") {
-                    return Err(Error::NoOwner { slot });
-                }
-                return Err(Error::Timeout {
-                    context: format!("slot {slot}: {last}"),
-                    after: Some(self.config.call_timeout),
-                });
+                return Err(self.out_of_time(slot, format!("slot {slot}"), &last));
             }
             self.maybe_refresh();
             let asking = ask.is_some();
@@ -776,7 +779,7 @@ impl ClusterClient {
                     Err(e) => return Err(e),
                 },
             };
-            let outcome = match self.send(&addr, packed, asking, on_replica) {
+            let outcome = match self.send(&addr, packed, asking, on_replica, until) {
                 Ok(Value::ServerError(e))
                     if on_replica
                         && matches!(
@@ -802,7 +805,7 @@ impl ClusterClient {
                     ))
                 }
                 Ok(Value::ServerError(e)) => {
-                    self.on_error_reply(&addr, e, &mut ask, attempt, on_replica)?
+                    self.on_error_reply(&addr, e, &mut ask, attempt, on_replica, until)?
                 }
                 Ok(v) => {
                     if on_replica {
@@ -821,7 +824,7 @@ impl ClusterClient {
                 Err(SendError::NotSent(e)) if e.is_connection_error() => {
                     self.drop_connection(&addr, false);
                     let why = e.to_string();
-                    self.backoff(attempt);
+                    self.backoff_until(attempt, until);
                     self.refresh().map_err(|r| match r {
                         Error::NoReachableNode(s) => {
                             Error::NoReachableNode(format!("{s} (first: {why})"))
@@ -839,7 +842,7 @@ impl ClusterClient {
                         return Err(e);
                     }
                     let why = e.to_string();
-                    self.backoff(attempt);
+                    self.backoff_until(attempt, until);
                     let _ = self.refresh();
                     Outcome::Retry(why)
                 }
@@ -853,6 +856,19 @@ impl ClusterClient {
         Err(Error::TooManyAttempts { slot, last })
     }
 
+    /// The error of a call whose time ([`ClusterConfig::call_timeout`]) ran out:
+    /// `CLUSTER_NO_OWNER` while it waited for `slot` to get an owner, else a timeout
+    /// naming `what` and the `last` thing that went wrong.
+    fn out_of_time(&self, slot: u16, what: String, last: &str) -> Error {
+        if last.starts_with("no node serves") {
+            return Error::NoOwner { slot };
+        }
+        Error::Timeout {
+            context: format!("{what}: {last}"),
+            after: Some(self.config.call_timeout),
+        }
+    }
+
     /// What to do with an error reply: retry (the command did not run), or give it to
     /// the caller (`Done`, as the error value).
     fn on_error_reply(
@@ -862,6 +878,7 @@ impl ClusterClient {
         ask: &mut Option<Address>,
         attempt: u32,
         on_replica: bool,
+        until: Instant,
     ) -> Result<Outcome, Error> {
         let why = format!("{addr}: {} {}", err.code(), err.details().unwrap_or(""));
         match err.kind() {
@@ -891,18 +908,18 @@ impl ClusterClient {
                 if err.kind() == Some(ServerErrorKind::TryAgain) {
                     self.stats.tryagain += 1;
                 }
-                self.backoff(attempt);
+                self.backoff_until(attempt, until);
                 Ok(Outcome::Retry(why))
             }
             Some(ServerErrorKind::ClusterDown | ServerErrorKind::MasterDown) => {
-                self.backoff(attempt);
+                self.backoff_until(attempt, until);
                 self.refresh_wanted = true;
                 Ok(Outcome::Retry(why))
             }
             Some(ServerErrorKind::ReadOnly) => {
                 self.drop_connection(addr, on_replica);
                 let _ = self.refresh();
-                self.backoff(attempt);
+                self.backoff_until(attempt, until);
                 Ok(Outcome::Retry(why))
             }
             _ => Ok(Outcome::Done(Value::ServerError(err))),
@@ -918,10 +935,11 @@ impl ClusterClient {
             self.refresh()?;
         }
         let masters: Vec<Address> = self.map.masters().map(|(_, n)| n.addr().clone()).collect();
+        let until = Instant::now() + self.config.call_timeout;
         let mut first: Option<Value> = None;
         let mut failure: Option<Error> = None;
         for addr in masters {
-            match self.send(&addr, packed, false, false) {
+            match self.send(&addr, packed, false, false, until) {
                 Ok(Value::ServerError(e)) => {
                     if first.is_none() {
                         first = Some(Value::ServerError(e));
@@ -967,13 +985,18 @@ impl ClusterClient {
         let mut split = false;
         let mut last = String::new();
         let mut attempt = 0;
-        while !pending.is_empty() {
+        // The whole pipeline, every round and wait included, within the call's time.
+        let until = Instant::now() + self.config.call_timeout;
+        'rounds: while !pending.is_empty() {
+            let slot = match routes[pending[0]].0 {
+                Route::Slot(s) => s,
+                _ => 0,
+            };
             if attempt >= self.config.max_attempts {
-                let slot = match routes[pending[0]].0 {
-                    Route::Slot(s) => s,
-                    _ => 0,
-                };
                 return Err(Error::TooManyAttempts { slot, last });
+            }
+            if attempt > 0 && Instant::now() >= until {
+                return Err(self.out_of_time(slot, format!("pipeline of {count} commands"), &last));
             }
             self.maybe_refresh();
             // Group the pending commands by where they go, keeping their order.
@@ -981,7 +1004,22 @@ impl ClusterClient {
             for &i in &pending {
                 let addr = match asks[i].clone() {
                     Some(a) => a,
-                    None => self.master_for(routes[i].0, attempt)?,
+                    None => match self.master_for(routes[i].0, attempt) {
+                        Ok(a) => a,
+                        // Mid-failover a slot may have no owner yet: wait for one within
+                        // the call's time (nothing of this round was sent).
+                        Err(Error::NoOwner { slot })
+                            if Instant::now() + self.config.backoff < until
+                                && attempt + 1 < self.config.max_attempts =>
+                        {
+                            self.backoff_until(attempt, until);
+                            self.refresh_soon();
+                            last = format!("no node serves slot {slot}");
+                            attempt += 1;
+                            continue 'rounds;
+                        }
+                        Err(e) => return Err(e),
+                    },
                 };
                 match groups.iter_mut().find(|(a, _)| *a == addr) {
                     Some((_, v)) => v.push(i),
@@ -1002,10 +1040,16 @@ impl ClusterClient {
                     n += 1;
                 }
                 let io = self.config.io_timeout;
-                let sent = match self.connection(&addr, false) {
+                let sent = match self.connection(&addr, false, until) {
                     Err(e) => Err(SendError::NotSent(e)),
-                    Ok(con) => pipeline(con, &bytes, 0, n).map_err(|e| {
-                        SendError::MaybeSent(Error::from_redis(&format!("{addr}"), &e, Some(io)))
+                    Ok(con) => within(con, io, until, |con, wait| {
+                        pipeline(con, &bytes, 0, n).map_err(|e| {
+                            SendError::MaybeSent(Error::from_redis(
+                                &format!("{addr}"),
+                                &e,
+                                Some(wait),
+                            ))
+                        })
                     }),
                 };
                 let got = match sent {
@@ -1014,7 +1058,7 @@ impl ClusterClient {
                         self.drop_connection(&addr, false);
                         last = e.to_string();
                         let why = last.clone();
-                        self.backoff(attempt);
+                        self.backoff_until(attempt, until);
                         self.refresh().map_err(|r| match r {
                             Error::NoReachableNode(s) => {
                                 Error::NoReachableNode(format!("{s} (first: {why})"))
@@ -1060,7 +1104,7 @@ impl ClusterClient {
                 split = true;
             }
             if wait {
-                self.backoff(attempt);
+                self.backoff_until(attempt, until);
             }
             next.sort_unstable();
             pending = next;
@@ -1099,7 +1143,8 @@ impl ClusterClient {
                 self.refresh_soon();
                 Ok(Outcome::Retry(format!("{addr}: READONLY")))
             }
-            _ => self.on_error_reply(addr, err, ask, 0, false),
+            // Only redirects are left here: no back-off to bound.
+            _ => self.on_error_reply(addr, err, ask, 0, false, Instant::now()),
         }
     }
 
@@ -1116,6 +1161,35 @@ impl ClusterClient {
         self.last_error = Some(err);
         io.into()
     }
+}
+
+/// What is left until `until` (zero once it passed).
+fn left(until: Instant) -> Duration {
+    until.saturating_duration_since(Instant::now())
+}
+
+/// Runs `f` on `con` with every wait (each reply, each write) cut to end by `until`: the
+/// I/O timeout `io`, or less when the call's time runs out first (`f` gets the wait it
+/// was given). The socket is set back to `io` after (only when it was cut: a call with
+/// time to spare costs no system call).
+fn within<T, E>(
+    con: &mut Connection,
+    io: Duration,
+    until: Instant,
+    f: impl FnOnce(&mut Connection, Duration) -> Result<T, E>,
+) -> Result<T, E> {
+    let wait = io.min(left(until)).max(Duration::from_millis(1));
+    let cut = wait < io;
+    if cut {
+        let _ = con.set_read_timeout(Some(wait));
+        let _ = con.set_write_timeout(Some(wait));
+    }
+    let out = f(con, wait);
+    if cut {
+        let _ = con.set_read_timeout(Some(io));
+        let _ = con.set_write_timeout(Some(io));
+    }
+    out
 }
 
 fn cmd_name(cmd: &Cmd) -> Option<&[u8]> {
@@ -1165,10 +1239,12 @@ impl ConnectionLike for ClusterClient {
                 Err(e) => return Err(self.remember(e)),
             };
             let io = self.config.io_timeout;
-            let result = match self.connection(&addr, false) {
-                Ok(con) => con
-                    .req_packed_commands(cmd, offset, count)
-                    .map_err(|e| Error::from_redis(&format!("{addr}"), &e, Some(io))),
+            let until = Instant::now() + self.config.call_timeout;
+            let result = match self.connection(&addr, false, until) {
+                Ok(con) => within(con, io, until, |con, wait| {
+                    con.req_packed_commands(cmd, offset, count)
+                        .map_err(|e| Error::from_redis(&format!("{addr}"), &e, Some(wait)))
+                }),
                 Err(e) => Err(e),
             };
             return result.map_err(|e| {

@@ -3,8 +3,10 @@
 //!
 //! 1. `CLUSTER SETSLOT s IMPORTING <source-id>` on the target;
 //! 2. `CLUSTER SETSLOT s MIGRATING <target-id>` on the source;
-//! 3. `CLUSTER GETKEYSINSLOT s <batch>` + `MIGRATE host port "" 0 <timeout> KEYS ...`
-//!    on the source until the slot is empty;
+//! 3. `CLUSTER GETKEYSINSLOT s <batch>` + `MIGRATE host port "" 0 <timeout> [AUTH2 user
+//!    password | AUTH password] KEYS ...` on the source until the slot is empty (the
+//!    credentials of [`ReshardOptions::credentials`]: the source logs in to the target
+//!    with them; on a cluster with `tls-cluster yes` Redis makes that connection over TLS);
 //! 4. `CLUSTER SETSLOT s NODE <target-id>` on the target, then the source, then every
 //!    other master.
 //!
@@ -24,7 +26,7 @@ use std::time::{Duration, Instant};
 use keyroute::slot::{Health, Move, NodeIndex, Plan, SlotMap};
 use redis::{Connection, Value};
 
-use crate::conn::{open_addr, Timeouts};
+use crate::conn::{open_addr, Endpoint, Timeouts};
 use crate::error::Error;
 
 /// Knobs of [`execute_plan`].
@@ -49,6 +51,12 @@ pub struct ReshardOptions {
     /// `cluster_state:ok` (a master that just joined with `CLUSTER MEET` needs a moment).
     /// Default 10 s.
     pub ready_timeout: Duration,
+    /// Whose credentials and TLS settings open every master, and log the source in to
+    /// the target in `MIGRATE` (`AUTH2 user password`, or `AUTH password`): a URL of the
+    /// [grammar](Endpoint), usually the seed the map was fetched from (its host is not
+    /// used). The user needs `MIGRATE` and `CLUSTER` (both `@dangerous`). Default none:
+    /// plain TCP, no `AUTH`.
+    pub credentials: Option<Endpoint>,
 }
 
 impl Default for ReshardOptions {
@@ -61,6 +69,7 @@ impl Default for ReshardOptions {
             io_timeout: Duration::from_secs(15),
             migrate_retries: 40,
             ready_timeout: Duration::from_secs(10),
+            credentials: None,
         }
     }
 }
@@ -148,13 +157,14 @@ pub fn execute_plan(
                 ),
             ));
         }
-        let con = open_addr(
-            node.addr(),
-            Timeouts {
-                connect: options.connect_timeout,
-                io: options.io_timeout,
-            },
-        )?;
+        let timeouts = Timeouts {
+            connect: options.connect_timeout,
+            io: options.io_timeout,
+        };
+        let con = match &options.credentials {
+            Some(e) => e.open_node(node.addr(), timeouts)?,
+            None => open_addr(node.addr(), timeouts)?,
+        };
         masters.conns.insert(i, con);
     }
     wait_ready(&mut masters, options.ready_timeout)?;
@@ -281,6 +291,9 @@ fn migrate_slot(
             .arg(options.migrate_timeout_ms);
         if options.replace {
             cmd.arg("REPLACE");
+        }
+        if let Some(e) = &options.credentials {
+            e.migrate_auth(&mut cmd);
         }
         cmd.arg("KEYS").arg(&keys);
         match masters.run(from, &cmd, "MIGRATE") {

@@ -415,6 +415,33 @@ impl Endpoint {
         }
     }
 
+    /// A rustls configuration with this endpoint's TLS settings (none for a plain URL),
+    /// for the connections this crate makes without the `redis` crate.
+    pub(crate) fn tls_config(&self) -> Option<std::result::Result<rustls::ClientConfig, String>> {
+        let t = self.tls.as_ref()?;
+        Some(super::tls::client_config(
+            t.verify,
+            t.ca.as_deref(),
+            t.client.as_ref().map(|(c, k)| (c.as_slice(), k.as_slice())),
+        ))
+    }
+
+    /// Adds this endpoint's credentials to a `MIGRATE` (before its `KEYS`): `AUTH2 user
+    /// password` with a user name, `AUTH password` without, nothing without a password.
+    /// The target node is reached by the source node, which has no credentials of its
+    /// own for it.
+    pub(crate) fn migrate_auth(&self, cmd: &mut redis::Cmd) {
+        match (&self.user, &self.password) {
+            (Some(u), Some(p)) => {
+                cmd.arg("AUTH2").arg(u).arg(p);
+            }
+            (None, Some(p)) => {
+                cmd.arg("AUTH").arg(p);
+            }
+            _ => {}
+        }
+    }
+
     /// The secrets of this endpoint, to scrub from any message.
     pub(crate) fn secrets(&self) -> impl Iterator<Item = &str> {
         [self.password.as_deref(), self.sentinel_password.as_deref()]

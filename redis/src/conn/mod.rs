@@ -15,9 +15,11 @@ use crate::error::{is_broken, Error, Result};
 mod endpoint;
 mod redact;
 mod sentinel;
+pub(crate) mod tls;
 
 pub use endpoint::{split_seeds, with_tls_files, Endpoint, Place};
 pub use redact::redact;
+pub(crate) use sentinel::{ask_one, MasterCheck};
 
 /// Bounds on how long a call waits. A call that has to (re)connect first never waits
 /// longer in all than the larger of the two.
@@ -236,6 +238,10 @@ pub struct Reconnecting {
     endpoint: Endpoint,
     timeouts: Timeouts,
     con: Option<Connection>,
+    /// The address `con` leads to (none for a Unix socket).
+    at: Option<Address>,
+    /// Behind Sentinel: whether the master is still the one `con` leads to.
+    check: MasterCheck,
     last_error: Option<Error>,
 }
 
@@ -253,7 +259,10 @@ impl Reconnecting {
     /// A reconnecting connection to `url`, any form of the [grammar](Endpoint): on a
     /// Sentinel URL each reconnect asks the Sentinels for the master again, and a
     /// `READONLY` reply (a master demoted by a failover) closes the connection, so the
-    /// next call reaches the new master.
+    /// next call reaches the new master; and at most once a second a call first asks the
+    /// Sentinels whether the master is still the one connected to (after a `SENTINEL
+    /// FAILOVER` the old master takes writes for seconds before it is demoted, and loses
+    /// them), and if not, is made on the new master.
     ///
     /// # Errors
     /// [`Error::BadUrl`].
@@ -268,6 +277,8 @@ impl Reconnecting {
             endpoint,
             timeouts,
             con: None,
+            at: None,
+            check: MasterCheck::default(),
             last_error: None,
         }
     }
@@ -294,8 +305,18 @@ impl Reconnecting {
     /// As [`connect`].
     pub fn ensure_connected(&mut self) -> Result<()> {
         if self.con.is_none() {
-            self.con = Some(self.endpoint.open(self.timeouts)?);
+            self.connect()?;
         }
+        Ok(())
+    }
+
+    fn connect(&mut self) -> Result<()> {
+        let (at, con) = self.endpoint.open_located(self.timeouts)?;
+        if matches!(self.endpoint.place(), Place::Sentinel { .. }) {
+            self.check.connected(at.clone());
+        }
+        self.at = at;
+        self.con = Some(con);
         Ok(())
     }
 
@@ -334,22 +355,29 @@ impl Reconnecting {
         f: impl FnOnce(&mut Connection) -> RedisResult<T>,
     ) -> RedisResult<T> {
         let start = Instant::now();
+        // Behind Sentinel, a master the Sentinels no longer name is left at once.
+        let follow = matches!(self.endpoint.place(), Place::Sentinel { .. });
+        if follow
+            && self.con.is_some()
+            && self
+                .check
+                .moved(&self.endpoint, self.at.as_ref(), self.timeouts)
+        {
+            self.con = None;
+        }
         let fresh = self.con.is_none();
         if fresh {
-            match self.endpoint.open(self.timeouts) {
-                Ok(con) => self.con = Some(con),
-                Err(e) => {
-                    // The `ConnectionLike` calls return the `redis` crate's error type: an
-                    // I/O error of the same kind, whose text is ours (password-free).
-                    let kind = match &e {
-                        Error::Timeout { .. } => std::io::ErrorKind::TimedOut,
-                        Error::Connect { .. } => std::io::ErrorKind::ConnectionRefused,
-                        _ => std::io::ErrorKind::Other,
-                    };
-                    let io = std::io::Error::new(kind, e.to_string());
-                    self.last_error = Some(e);
-                    return Err(io.into());
-                }
+            if let Err(e) = self.connect() {
+                // The `ConnectionLike` calls return the `redis` crate's error type: an
+                // I/O error of the same kind, whose text is ours (password-free).
+                let kind = match &e {
+                    Error::Timeout { .. } => std::io::ErrorKind::TimedOut,
+                    Error::Connect { .. } => std::io::ErrorKind::ConnectionRefused,
+                    _ => std::io::ErrorKind::Other,
+                };
+                let io = std::io::Error::new(kind, e.to_string());
+                self.last_error = Some(e);
+                return Err(io.into());
             }
         }
         let Some(con) = self.con.as_mut() else {
@@ -366,7 +394,6 @@ impl Reconnecting {
         let result = f(con);
         // Behind Sentinel, a READONLY reply means the master was demoted: the next call
         // asks the Sentinels again.
-        let follow = matches!(self.endpoint.place(), Place::Sentinel { .. });
         let broken = match &result {
             Err(err) => {
                 is_broken(err) || !con.is_open() || (follow && err.code() == Some("READONLY"))

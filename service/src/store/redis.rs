@@ -15,7 +15,7 @@ use keyroute_redis::cache::{
     Store as Shared,
 };
 use keyroute_redis::cluster::{ClusterClient, ClusterConfig};
-use keyroute_redis::{connect, redact, Error, Timeouts};
+use keyroute_redis::{connect, redact, Error, Reconnecting, Timeouts};
 
 use super::{LoadFailure, Loader, Store, StoreInfo, StoreStats, WarmLoader};
 use crate::proto::Answer;
@@ -28,7 +28,9 @@ const MAX_IDLE: usize = 128;
 const DEVICE_TTL: Duration = Duration::from_secs(90 * 86_400);
 
 enum Direct {
-    Single(redis::Connection),
+    /// Behind Sentinel it follows a failover (asks the Sentinels at most once a second
+    /// whether its master is still theirs), as the smart cache's connections do.
+    Single(Box<Reconnecting>),
     Cluster(Box<ClusterClient>),
 }
 
@@ -266,7 +268,11 @@ impl RedisStore {
 
     fn open_direct(&self) -> Result<Direct, Error> {
         match &self.target {
-            Target::Single(url, t) => Ok(Direct::Single(connect(url, *t)?)),
+            Target::Single(url, t) => {
+                let mut con = Reconnecting::new(url, *t)?;
+                con.ensure_connected()?;
+                Ok(Direct::Single(Box::new(con)))
+            }
             Target::Cluster(seeds, cc, _) => {
                 let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
                 Ok(Direct::Cluster(Box::new(ClusterClient::connect(
