@@ -16,7 +16,10 @@ fn recorded() -> Vec<Value> {
 #[test]
 fn scripts_are_the_recorded_ones() {
     let recorded = recorded();
-    let names: Vec<&str> = recorded.iter().map(|s| s["name"].as_str().expect("name")).collect();
+    let names: Vec<&str> = recorded
+        .iter()
+        .map(|s| s["name"].as_str().expect("name"))
+        .collect();
     let ours: Vec<&str> = SCRIPTS.iter().map(|s| s.name()).collect();
     assert_eq!(
         ours, names,
@@ -26,7 +29,15 @@ fn scripts_are_the_recorded_ones() {
         let name = script.name();
         assert_eq!(Some(script.text()), want["text"].as_str(), "{name}: text");
         assert_eq!(Some(script.sha1()), want["sha1"].as_str(), "{name}: SHA1");
-        assert_eq!(Some(script.num_keys() as u64), want["numKeys"].as_u64(), "{name}: keys");
-        assert_eq!(Some(script.summary()), want["summary"].as_str(), "{name}: summary");
+        assert_eq!(
+            Some(script.num_keys() as u64),
+            want["numKeys"].as_u64(),
+            "{name}: keys"
+        );
+        assert_eq!(
+            Some(script.summary()),
+            want["summary"].as_str(),
+            "{name}: summary"
+        );
     }
 }

@@ -2,18 +2,8 @@ local id, now = ARGV[1], ARGV[2]
 if #KEYS ~= 4 or #ARGV ~= 2 or not string.find(id, '^%d+$') or (now ~= '' and not string.find(now, '^%d+$')) then
   return redis.error_reply('ERR keyroute lease-release: needs KEYS in-flight, leases, lease-members, lease-seq and ARGV lease id, now_ms (digits, or empty for the server TIME)')
 end
-for i, want in ipairs({'zset', 'zset', 'hash', 'string'}) do
-  local t = redis.call('TYPE', KEYS[i]).ok
-  if t ~= 'none' and t ~= want then
-    return redis.error_reply('WRONGTYPE keyroute lease-release: ' .. KEYS[i] .. ' holds a ' .. t .. ', not a ' .. want .. '; nothing was changed')
-  end
-end
-if now == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-else
-  now = tonumber(now)
-end
+--#include key_types(zset, zset, hash, string)
+--#include now_or_empty
 local deadline = redis.call('ZSCORE', KEYS[2], id)
 if not deadline then return 0 end
 local member = redis.call('HGET', KEYS[3], id)

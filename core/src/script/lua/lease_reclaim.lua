@@ -2,18 +2,8 @@ local now, limit = ARGV[1], ARGV[2]
 if #KEYS ~= 4 or #ARGV ~= 2 or (now ~= '' and not string.find(now, '^%d+$')) or not string.find(limit, '^%d+$') or tonumber(limit) < 1 then
   return redis.error_reply('ERR keyroute lease-reclaim: needs KEYS in-flight, leases, lease-members, lease-seq and ARGV now_ms (digits, or empty for the server TIME), limit (integer >= 1)')
 end
-for i, want in ipairs({'zset', 'zset', 'hash', 'string'}) do
-  local t = redis.call('TYPE', KEYS[i]).ok
-  if t ~= 'none' and t ~= want then
-    return redis.error_reply('WRONGTYPE keyroute lease-reclaim: ' .. KEYS[i] .. ' holds a ' .. t .. ', not a ' .. want .. '; nothing was changed')
-  end
-end
-if now == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-else
-  now = tonumber(now)
-end
+--#include key_types(zset, zset, hash, string)
+--#include now_or_empty
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(limit))
 local out = {}
 for i = 1, #expired, 2 do
