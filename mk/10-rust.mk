@@ -49,8 +49,11 @@ test-rust-nostd:
 	$(CARGO) build -p keyroute --no-default-features --features fleet --target wasm32-unknown-unknown
 	$(CARGO) build -p keyroute --no-default-features --features serde --target wasm32-unknown-unknown
 
+# scripts/imports.py: no import circle in any crate, no back-arrow between core's modules
+# (their order is declared in docs/design.md §Layout).
 lint:
 	$(CARGO) fmt --all -- --check
+	python3 scripts/imports.py
 	$(CARGO) clippy -p keyroute -p keyroute-redis -p keyroute-cli -p keyroute-bench --all-targets -- -D warnings
 
 build-cli:

@@ -399,8 +399,8 @@ def main():
                 if rank[mb] > rank[ma]:
                     back += 1
                     problems.append(
-                        f"back-arrow in core: {rel(a)} ({ma}) uses {rel(b)} ({mb}), declared above it "
-                        f"({', '.join(sorted(set(via)))})"
+                        f"back-arrow in core: {rel(a)} ({ma}) uses {rel(b)} ({mb}), which the order "
+                        f"puts above {ma} ({', '.join(sorted(set(via)))})"
                     )
     for p in problems:
         print(p)
