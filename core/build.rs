@@ -3,7 +3,7 @@
 //!
 //! Every `src/script/lua/NAME.lua` is one script, named after its file (`_` becomes `-`).
 //! A line `--#include PIECE` or `--#include PIECE(ARG, ...)` in it is replaced by
-//! `src/script/lua/include/PIECE.lua`, where `${name}` is the script's name, `${1}`,
+//! `src/script/lua/include/PIECE.lua`, each line indented as the directive is, where `${name}` is the script's name, `${1}`,
 //! `${2}`, ... the arguments as written and `${types}` all of them, each in single quotes
 //! (`'zset', 'hash'`). The result is the text sent to Redis; its SHA1 is what `EVALSHA`
 //! takes. Both go to `$OUT_DIR/lua.rs`, one constant per script (`LEAST_USED` for
@@ -87,7 +87,8 @@ fn assemble(
 ) -> Result<String, String> {
     let mut text = String::with_capacity(source.len() * 2);
     for line in source.split_inclusive('\n') {
-        let Some(directive) = line.strip_prefix("--#") else {
+        let indent = &line[..line.len() - line.trim_start().len()];
+        let Some(directive) = line.trim_start().strip_prefix("--#") else {
             text.push_str(line);
             continue;
         };
@@ -135,7 +136,10 @@ fn assemble(
                 "--#include {call}: an argument of {piece} is missing"
             ));
         }
-        text.push_str(&filled);
+        for piece_line in filled.split_inclusive('\n') {
+            text.push_str(indent);
+            text.push_str(piece_line);
+        }
     }
     if !text.ends_with('\n') || text.ends_with("\n\n") || text.contains('\r') {
         return Err("a script ends with exactly one \\n and holds no \\r".to_string());

@@ -16,7 +16,8 @@
 //! re-export their scripts from there. The build (`core/build.rs`) assembles each text and
 //! computes its SHA1: nothing is typed by hand. The opening most scripts share is written
 //! once, in `core/src/script/lua/include/`, and taken in by a line `--#include PIECE` or
-//! `--#include PIECE(ARG, ...)`:
+//! `--#include PIECE(ARG, ...)` (`${name}` in a piece is the script's name, `${1}`, ... its
+//! arguments, `${types}` all of them quoted):
 //!
 //! | piece | what it does |
 //! |---|---|
@@ -26,6 +27,9 @@
 //! | `now_optional` | `now` from the optional last argument `now_ms` (through `ms`), else the server's `TIME` |
 //! | `now_or_empty` | `now` from an argument that is digits, or empty for the server's `TIME` |
 //! | `digits` | `local function s(n)`: an integer as decimal digits |
+//! | `end_lease(ID)` | ends the lease `ID` once: out of the leases set and map, one less in flight for its member |
+//!
+//! A directive may be indented (inside a loop): every line of the piece is indented alike.
 //!
 //! The texts that reach Redis are recorded in `tests/vectors/scripts/scripts.json`, which a
 //! test compares with [`SCRIPTS`].

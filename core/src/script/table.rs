@@ -297,33 +297,43 @@ pub const CACHE_SCRIPTS: [Script; 11] = [
 
 // ---------------------------------------------------------------------------------------
 
-/// Every script, in the order `keyroute script --list` shows them.
+/// Every script, in the order `keyroute script --list` shows them: the pool's, the
+/// leases' and affinity's, the cache's.
 ///
 /// ```
 /// assert_eq!(keyroute::script::SCRIPTS[0].name(), "least-used");
 /// ```
-pub const SCRIPTS: &[Script] = &[
-    LEAST_USED,
-    SEED,
-    REMOVE,
-    RESTORE,
-    LEASE_ACQUIRE,
-    LEASE_RELEASE,
-    LEASE_RECLAIM,
-    AFFINITY_TAKE,
-    AFFINITY_RELEASE,
-    SC_GET,
-    SC_FILL,
-    SC_EXTEND,
-    SC_ABANDON,
-    SC_INVALIDATE,
-    WARM_BEGIN,
-    SESS_CREATE,
-    SESS_TOUCH,
-    SESS_DESTROY,
-    SESS_LIST,
-    DEVICE_BIND,
-];
+pub const SCRIPTS: &[Script] = &ALL;
+
+const ALL: [Script; 20] = join(&[
+    &POOL_SCRIPTS,
+    &[
+        LEASE_ACQUIRE,
+        LEASE_RELEASE,
+        LEASE_RECLAIM,
+        AFFINITY_TAKE,
+        AFFINITY_RELEASE,
+    ],
+    &CACHE_SCRIPTS,
+]);
+
+/// The scripts of `groups` in order, in an array of exactly their number (checked at
+/// compile time).
+const fn join<const N: usize>(groups: &[&[Script]]) -> [Script; N] {
+    let mut all = [LEAST_USED; N];
+    let (mut n, mut g) = (0, 0);
+    while g < groups.len() {
+        let mut i = 0;
+        while i < groups[g].len() {
+            all[n] = groups[g][i];
+            n += 1;
+            i += 1;
+        }
+        g += 1;
+    }
+    assert!(n == N, "ALL's length is not the number of scripts");
+    all
+}
 
 #[cfg(test)]
 mod tests {

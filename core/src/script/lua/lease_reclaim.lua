@@ -8,13 +8,7 @@ local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES', 
 local out = {}
 for i = 1, #expired, 2 do
   local id = expired[i]
-  local member = redis.call('HGET', KEYS[3], id)
-  redis.call('ZREM', KEYS[2], id)
-  redis.call('HDEL', KEYS[3], id)
-  if member then
-    local n = tonumber(redis.call('ZSCORE', KEYS[1], member))
-    if n and n > 0 then redis.call('ZINCRBY', KEYS[1], -1, member) end
-  end
+  --#include end_lease(id)
   out[#out + 1] = member or ''
   out[#out + 1] = tonumber(id)
   out[#out + 1] = tonumber(expired[i + 1])

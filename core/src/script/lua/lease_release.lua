@@ -6,12 +6,6 @@ end
 --#include now_or_empty
 local deadline = redis.call('ZSCORE', KEYS[2], id)
 if not deadline then return 0 end
-local member = redis.call('HGET', KEYS[3], id)
-redis.call('ZREM', KEYS[2], id)
-redis.call('HDEL', KEYS[3], id)
-if member then
-  local n = tonumber(redis.call('ZSCORE', KEYS[1], member))
-  if n and n > 0 then redis.call('ZINCRBY', KEYS[1], -1, member) end
-end
+--#include end_lease(id)
 if now >= tonumber(deadline) then return 2 end
 return 1
