@@ -1,5 +1,5 @@
 # Rust: core, CLI, no_std/wasm32 build, lints, benches.
-.PHONY: setup-apt-core test-rust test-rust-nostd lint build-cli demo-cli bench-rust vectors-ring vectors-slot vectors-pool
+.PHONY: setup-apt-core test-rust test-rust-nostd lint build-cli demo-cli bench-rust vectors-ring vectors-slot vectors-pool vectors-scripts
 
 # Debian packages the Rust suites need (Redis for the integration suites; libzmq for the
 # CLI, which links keyroute-serve).
@@ -49,8 +49,11 @@ test-rust-nostd:
 	$(CARGO) build -p keyroute --no-default-features --features fleet --target wasm32-unknown-unknown
 	$(CARGO) build -p keyroute --no-default-features --features serde --target wasm32-unknown-unknown
 
+# scripts/imports.py: no import circle in any crate, no back-arrow between core's modules
+# (their order is declared in docs/design.md §Layout).
 lint:
 	$(CARGO) fmt --all -- --check
+	python3 scripts/imports.py
 	$(CARGO) clippy -p keyroute -p keyroute-redis -p keyroute-cli -p keyroute-bench --all-targets -- -D warnings
 
 build-cli:
@@ -65,10 +68,14 @@ BENCH_TARGETS += bench-rust
 bench-rust:
 	$(CARGO) bench -p keyroute-bench --bench ring --bench slot --bench engines --bench config
 
-VECTOR_TARGETS += vectors-ring vectors-slot vectors-pool
+VECTOR_TARGETS += vectors-ring vectors-slot vectors-scripts vectors-pool
 vectors-ring:
 	tests/vectors/gen/ring/generate.sh
 vectors-slot: setup-apt-core
 	python3 tests/vectors/gen/slot/generate.py
-vectors-pool: setup-apt-core
+vectors-pool: setup-apt-core vectors-scripts
 	python3 tests/vectors/gen/pool/generate.py
+# Every script as core assembles it (core/tests/script_vectors.rs fails when it is stale).
+vectors-scripts:
+	$(CARGO) run -q -p keyroute --example scripts > tests/vectors/scripts/scripts.json.tmp
+	mv tests/vectors/scripts/scripts.json.tmp tests/vectors/scripts/scripts.json

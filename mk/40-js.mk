@@ -46,7 +46,8 @@ setup-apt-js:
 	scripts/apt-install.sh chromium redis-server
 
 # The Lua scripts (core's SCRIPTS) reach the package as JSON printed by a host build of
-# examples/scripts.rs, outside the size-budgeted .wasm.
+# core/examples/scripts.rs (keyroute-js builds it as its example `scripts`), outside the
+# size-budgeted .wasm.
 JS_SCRIPTS := $(BUILD)/js/scripts.json
 # The smart cache (keyroute/cache, Node) is a .wasm of its own, from the same crate with
 # `--no-default-features --features cache` (budget: config.cacheWasmGzipBudget): built

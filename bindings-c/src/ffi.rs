@@ -10,6 +10,7 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
 
 use keyroute_core::error::ErrorCode;
 
@@ -314,6 +315,58 @@ impl<'a> ByteList<'a> {
     }
 }
 
+/// `KEYROUTE_OUT_OF_RANGE` for an index past the end of `len` items.
+pub(crate) fn out_of_range(what: &str, index: usize, len: usize) -> Fail {
+    Fail::new(
+        ErrorCode::OutOfRange,
+        format!("{what} {index} is out of range; there are {len}"),
+    )
+}
+
+/// `KEYROUTE_BUFFER_TOO_SMALL`.
+pub(crate) fn too_small() -> Fail {
+    Fail::new(
+        ErrorCode::BufferTooSmall,
+        "the buffer is too small; *len_out holds the length needed",
+    )
+}
+
+/// Copies `value` into `(buf, cap)` and writes its length to `*len_out`; when it does
+/// not fit, writes the length needed and gives the value back.
+///
+/// # Safety
+/// `len_out` is non-NULL and writable; `buf` is NULL with `cap` 0, or holds `cap`
+/// writable bytes.
+pub(crate) unsafe fn deliver(
+    value: Vec<u8>,
+    buf: *mut u8,
+    cap: usize,
+    len_out: *mut usize,
+) -> Result<(), Vec<u8>> {
+    // SAFETY: as the caller promises.
+    unsafe {
+        len_out.write(value.len());
+        if value.len() > cap {
+            return Err(value);
+        }
+        if !value.is_empty() {
+            ptr::copy_nonoverlapping(value.as_ptr(), buf, value.len());
+        }
+    }
+    Ok(())
+}
+
+/// Checks a caller's output buffer: `buf` may be NULL only when `cap` is 0.
+pub(crate) fn buffer(buf: *mut u8, cap: usize) -> Res<()> {
+    if buf.is_null() && cap != 0 {
+        return Err(Fail::new(
+            ErrorCode::NullArgument,
+            format!("`buf` is NULL with a capacity of {cap}"),
+        ));
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------
 // Handles
 
@@ -334,23 +387,10 @@ pub(crate) trait Handle: Sized {
 /// The tag of freed handles.
 const FREED: u64 = 0;
 
-/// Tag and name of every kind of handle, for messages naming what a wrong handle is.
-pub(crate) const KINDS: &[(u64, &str)] = &[
-    (crate::ring::keyroute_ring::TAG, "keyroute_ring"),
-    (crate::ring::keyroute_diff::TAG, "keyroute_diff"),
-    (crate::select::keyroute_pool::TAG, "keyroute_pool"),
-    (crate::slot::keyroute_slot_map::TAG, "keyroute_slot_map"),
-    (crate::plan::keyroute_plan::TAG, "keyroute_plan"),
-    (
-        crate::redis::keyroute_least_used::TAG,
-        "keyroute_least_used",
-    ),
-    (crate::redis::keyroute_leases::TAG, "keyroute_leases"),
-    (crate::cache::keyroute_cache::TAG, "keyroute_cache"),
-    (crate::cache::keyroute_sessions::TAG, "keyroute_sessions"),
-    (crate::cache::keyroute_devices::TAG, "keyroute_devices"),
-    (crate::cache::keyroute_load::TAG, "keyroute_load"),
-];
+/// The tag and name of a kind of handle, as [`crate::KINDS`] lists them.
+pub(crate) const fn kind<H: Handle>() -> (u64, &'static str) {
+    (H::TAG, H::NAME)
+}
 
 /// A tag from a short ASCII name (at most 8 bytes).
 pub(crate) const fn tag(name: &[u8]) -> u64 {
@@ -399,7 +439,7 @@ fn not_live(arg: &str, name: &str, tag: Option<u64>) -> Fail {
     let what = match tag {
         None => "it is not a handle (misaligned)",
         Some(FREED) => "it was freed",
-        Some(t) => match KINDS.iter().find(|(k, _)| *k == t) {
+        Some(t) => match crate::KINDS.iter().find(|(k, _)| *k == t) {
             Some((_, other)) => {
                 return Fail::new(
                     ErrorCode::InvalidHandle,
@@ -478,16 +518,6 @@ mod tests {
             KEYROUTE_MAX_BATCH,
             keyroute_core::keys::MAX_KEYS_PER_CALL as u64
         );
-    }
-
-    #[test]
-    fn tags_are_distinct() {
-        for (i, (a, an)) in KINDS.iter().enumerate() {
-            assert_ne!(*a, FREED);
-            for (b, bn) in &KINDS[i + 1..] {
-                assert_ne!(a, b, "{an} {bn}");
-            }
-        }
     }
 
     #[test]

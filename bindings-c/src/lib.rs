@@ -45,6 +45,29 @@ pub mod script;
 // The guard, argument checks and handles.
 pub mod ffi;
 
+/// Every kind of handle, for the message naming what a wrong handle is instead
+/// (`ffi::get`). Here, beside the list of modules, so that the boundary (`ffi`) does not
+/// reach into the modules built on it.
+pub(crate) const KINDS: &[(u64, &str)] = {
+    use ffi::kind;
+    &[
+        kind::<ring::keyroute_ring>(),
+        kind::<ring::keyroute_diff>(),
+        kind::<engine::keyroute_router>(),
+        kind::<engine::keyroute_bounded>(),
+        kind::<select::keyroute_pool>(),
+        kind::<slot::keyroute_slot_map>(),
+        kind::<plan::keyroute_plan>(),
+        kind::<redis::keyroute_least_used>(),
+        kind::<redis::keyroute_leases>(),
+        kind::<redis::keyroute_affinity>(),
+        kind::<cache::keyroute_cache>(),
+        kind::<cache::keyroute_sessions>(),
+        kind::<cache::keyroute_devices>(),
+        kind::<cache::keyroute_load>(),
+    ]
+};
+
 pub use cache::*;
 pub use engine::*;
 pub use ffi::KEYROUTE_MAX_BATCH;
@@ -55,3 +78,38 @@ pub use script::*;
 pub use select::*;
 pub use slot::*;
 pub use status::*;
+
+#[cfg(test)]
+mod tests {
+    use super::KINDS;
+
+    #[test]
+    fn tags_are_distinct() {
+        for (i, (a, an)) in KINDS.iter().enumerate() {
+            assert_ne!(*a, 0, "{an}: 0 marks freed handles");
+            for (b, bn) in &KINDS[i + 1..] {
+                assert_ne!(a, b, "{an} {bn}");
+            }
+        }
+    }
+
+    /// Every `impl Handle for` of the sources is in [`KINDS`] (a kind left out is named
+    /// "freed, or not a keyroute handle" when passed where another is expected).
+    #[test]
+    fn every_handle_is_listed() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut impls = Vec::new();
+        for entry in std::fs::read_dir(&src).expect("src") {
+            let text = std::fs::read_to_string(entry.expect("entry").path()).expect("source");
+            for line in text.lines() {
+                if let Some(rest) = line.strip_prefix("impl Handle for ") {
+                    impls.push(rest.trim_end_matches(" {").to_string());
+                }
+            }
+        }
+        impls.sort();
+        let mut listed: Vec<String> = KINDS.iter().map(|(_, n)| n.to_string()).collect();
+        listed.sort();
+        assert_eq!(impls, listed);
+    }
+}

@@ -8,10 +8,9 @@ use keyroute_core::ring::parse_weights;
 use keyroute_core::slot::{Address, NodeIndex, Plan};
 
 use crate::ffi::{
-    array, free, get, get_mut, guard, guard_or, hand_out, put, required, tag, text, Fail, Handle,
-    Res,
+    array, free, get, get_mut, guard, guard_or, hand_out, out_of_range, put, required, tag, text,
+    Fail, Handle, Res,
 };
-use crate::ring::out_of_range;
 use crate::slot::{keyroute_slot_map, MapState};
 use crate::status::keyroute_status;
 

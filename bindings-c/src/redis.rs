@@ -3,7 +3,6 @@
 //! its code (`KEYROUTE_REDIS_*`, `KEYROUTE_CLUSTER_*`).
 
 use std::ffi::c_char;
-use std::ptr;
 use std::time::Duration;
 
 use keyroute_core::error::ErrorCode;
@@ -13,8 +12,8 @@ use keyroute_redis::{
 };
 
 use crate::ffi::{
-    array, bytes, free, get_mut, guard, hand_out, put, required, tag, text, ByteList, Fail, Handle,
-    Res,
+    array, buffer, bytes, deliver, free, get_mut, guard, hand_out, put, required, tag, text,
+    too_small, ByteList, Fail, Handle, Res,
 };
 use crate::select::{not_in_pool, restore_mode};
 use crate::status::keyroute_status;
@@ -104,50 +103,6 @@ pub enum keyroute_release {
 /// connection).
 fn failed(con: &mut Link) -> impl FnOnce(RedisError) -> Fail + '_ {
     move |e| Fail::from(con.explain(e))
-}
-
-/// `KEYROUTE_BUFFER_TOO_SMALL`.
-pub(crate) fn too_small() -> Fail {
-    Fail::new(
-        ErrorCode::BufferTooSmall,
-        "the buffer is too small; *len_out holds the length needed",
-    )
-}
-
-/// Copies `value` into `(buf, cap)` and writes its length to `*len_out`; when it does
-/// not fit, writes the length needed and gives the value back.
-///
-/// # Safety
-/// `len_out` is non-NULL and writable; `buf` is NULL with `cap` 0, or holds `cap`
-/// writable bytes.
-pub(crate) unsafe fn deliver(
-    value: Vec<u8>,
-    buf: *mut u8,
-    cap: usize,
-    len_out: *mut usize,
-) -> Result<(), Vec<u8>> {
-    // SAFETY: as the caller promises.
-    unsafe {
-        len_out.write(value.len());
-        if value.len() > cap {
-            return Err(value);
-        }
-        if !value.is_empty() {
-            ptr::copy_nonoverlapping(value.as_ptr(), buf, value.len());
-        }
-    }
-    Ok(())
-}
-
-/// Checks a caller's output buffer: `buf` may be NULL only when `cap` is 0.
-pub(crate) fn buffer(buf: *mut u8, cap: usize) -> Res<()> {
-    if buf.is_null() && cap != 0 {
-        return Err(Fail::new(
-            ErrorCode::NullArgument,
-            format!("`buf` is NULL with a capacity of {cap}"),
-        ));
-    }
-    Ok(())
 }
 
 /// Where a handle connects: a standalone URL or cluster seeds.

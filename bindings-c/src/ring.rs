@@ -4,14 +4,13 @@
 use std::ffi::{c_char, CStr, CString};
 use std::ptr;
 
-use keyroute_core::error::ErrorCode;
 use keyroute_core::ring::{
     checked_weight, diff, parse_nodes, Diff, Profile, ProfileName, ProfileOptions, Ring, NO_NODE,
 };
 
 use crate::ffi::{
-    array_mut, bytes, free, get, get_mut, guard, guard_or, hand_out, put, required, tag, text,
-    ByteList, Fail, Handle, Res,
+    array_mut, bytes, free, get, get_mut, guard, guard_or, hand_out, out_of_range, put, required,
+    tag, text, too_small, ByteList, Fail, Handle, Res,
 };
 use crate::status::keyroute_status;
 
@@ -461,21 +460,13 @@ pub unsafe extern "C" fn keyroute_ring_shares(
         // SAFETY: non-NULL out-pointer.
         unsafe { count_out.write(n) };
         if cap < n {
-            return Err(crate::redis::too_small());
+            return Err(too_small());
         }
         // SAFETY: `cap` writable entries (documented contract).
         let out = unsafe { array_mut(shares_out, n, "shares_out") }?;
         out.copy_from_slice(&r.ring.shares());
         Ok(())
     })
-}
-
-/// `KEYROUTE_OUT_OF_RANGE` for an index past the end of `len` items.
-pub(crate) fn out_of_range(what: &str, index: usize, len: usize) -> Fail {
-    Fail::new(
-        ErrorCode::OutOfRange,
-        format!("{what} {index} is out of range; there are {len}"),
-    )
 }
 
 // ---------------------------------------------------------------------------------------

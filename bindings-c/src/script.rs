@@ -6,8 +6,7 @@ use std::sync::OnceLock;
 
 use keyroute_core::script::{Script, SCRIPTS};
 
-use crate::ffi::{guard, required, text, Fail, Res};
-use crate::ring::out_of_range;
+use crate::ffi::{guard, out_of_range, required, text, Fail, Res};
 use crate::status::keyroute_status;
 
 /// One of keyroute's Lua scripts. Every string is NUL-terminated, in static storage.

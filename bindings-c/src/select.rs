@@ -5,8 +5,8 @@ use keyroute_core::error::ErrorCode;
 use keyroute_core::select::{checked_picks, side_key, Pool, Restore, UnknownRestoreMode};
 
 use crate::ffi::{
-    array_mut, bytes, free, get, get_mut, guard, guard_or, hand_out, put, required, tag, ByteList,
-    Fail, Handle, Res,
+    array_mut, buffer, bytes, deliver, free, get, get_mut, guard, guard_or, hand_out, put,
+    required, tag, too_small, ByteList, Fail, Handle, Res,
 };
 use crate::status::keyroute_status;
 
@@ -327,11 +327,10 @@ pub unsafe extern "C" fn keyroute_side_key(
         // SAFETY: `key_len` bytes at `pool_key`.
         let key = unsafe { bytes(pool_key, key_len, "pool_key") }?;
         let len_out = required(len_out, "len_out")?;
-        crate::redis::buffer(buf, cap)?;
+        buffer(buf, cap)?;
         let side = side_key(key)?;
         // SAFETY: `cap` writable bytes at `buf`, `len_out` non-NULL.
-        unsafe { crate::redis::deliver(side, buf, cap, len_out) }
-            .map_err(|_| crate::redis::too_small())
+        unsafe { deliver(side, buf, cap, len_out) }.map_err(|_| too_small())
     })
 }
 

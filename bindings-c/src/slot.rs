@@ -9,10 +9,9 @@ use keyroute_core::slot::{
 };
 
 use crate::ffi::{
-    array_mut, bytes, free, get, get_mut, guard, guard_or, hand_out, put, required, tag, text,
-    ByteList, Fail, Handle, Res,
+    array_mut, bytes, free, get, get_mut, guard, guard_or, hand_out, out_of_range, put, required,
+    tag, text, ByteList, Fail, Handle, Res,
 };
-use crate::ring::out_of_range;
 use crate::status::keyroute_status;
 
 /// Number of Redis Cluster hash slots.

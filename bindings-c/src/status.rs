@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
+use std::panic::catch_unwind;
 use std::sync::OnceLock;
 
 use keyroute_core::error::ErrorCode;
@@ -286,13 +287,7 @@ fn texts() -> &'static Texts {
 /// `"unknown status"`. For what happened in a call, use `keyroute_last_error_message()`.
 #[no_mangle]
 pub extern "C" fn keyroute_status_str(status: i32) -> *const c_char {
-    crate::ffi::guard_or(c"unknown status".as_ptr(), || {
-        Ok(texts()
-            .all
-            .iter()
-            .find(|(s, ..)| *s == status)
-            .map_or(c"unknown status".as_ptr(), |(.., summary)| summary.as_ptr()))
-    })
+    text_of(status, c"unknown status", |(.., summary)| summary)
 }
 
 /// The name of a status without the `KEYROUTE_` prefix, e.g. `"ZERO_WEIGHT"`: the error
@@ -301,13 +296,26 @@ pub extern "C" fn keyroute_status_str(status: i32) -> *const c_char {
 /// status.
 #[no_mangle]
 pub extern "C" fn keyroute_status_name(status: i32) -> *const c_char {
-    crate::ffi::guard_or(c"UNKNOWN".as_ptr(), || {
-        Ok(texts()
+    text_of(status, c"UNKNOWN", |(_, name, _)| name)
+}
+
+/// One text of `status` from [`texts`], or `fallback` for a value that is no status. The
+/// two exports above cannot run in `ffi::guard_or` (the boundary is built on this module),
+/// so they stop a panic here: none is expected (the texts are built once, from the
+/// tables), and should one happen it never crosses into C; the fallback is returned.
+fn text_of(
+    status: i32,
+    fallback: &'static CStr,
+    pick: fn(&'static (i32, CString, CString)) -> &'static CString,
+) -> *const c_char {
+    let find = || {
+        texts()
             .all
             .iter()
             .find(|(s, ..)| *s == status)
-            .map_or(c"UNKNOWN".as_ptr(), |(_, name, _)| name.as_ptr()))
-    })
+            .map_or(fallback.as_ptr(), |t| pick(t).as_ptr())
+    };
+    catch_unwind(find).unwrap_or(fallback.as_ptr())
 }
 
 thread_local! {

@@ -1,5 +1,5 @@
 //! Raw least-used exports: the in-memory [`Pool`] model. (The script texts ship as
-//! JavaScript: `examples/scripts.rs` writes core's `SCRIPTS` into the package.)
+//! JavaScript: `core/examples/scripts.rs` writes core's `SCRIPTS` into the package.)
 use alloc::vec::Vec;
 
 use keyroute::error::ErrorCode;

@@ -27,9 +27,11 @@
 //! |---|---|---|
 //! | `alloc` | via `std` | everything that needs a heap: rings, slot maps, plans, the pool model, [`keys`] |
 //! | `std` | yes | `alloc`, and nothing else (`core::error::Error` is implemented without it) |
+//! | `fleet` | yes | [`engine`], [`config`] and [`hashes`]: the engines, fleet profiles, proxy configuration readers and the fleet's hash functions (implies `alloc`; the JavaScript package's main `.wasm` leaves it out, its fleet module has it) |
 //! | `serde` | no | `Serialize`/`Deserialize` (serde without std): rings as specs ([`ring::RingSpec`]: profile, options, nodes), slot maps, resharding plans; shapes below |
 //! | `small-crc16` | no | the CRC16 tables of [`slot`] are filled on first use instead of stored in the binary (8 KiB smaller; the JavaScript package uses it) |
 //! | `small-sort` | no | the size-minded ring (the JavaScript package uses it): builds sort with a compact radix sort instead of `sort_unstable`, owners are stored in 32 bits, and the ketama family's changes rebuild. The same rings, less code, faster builds in WebAssembly, slower natively, 2 bytes per point more |
+//! | `small-leaves` | no | for tests only: rings of 64 points or more are cut into leaves of about 8 points (every build cuts them from 262,144 points on), so that small rings run every leaf path |
 //!
 //! ## serde
 //!

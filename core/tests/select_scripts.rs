@@ -21,19 +21,6 @@ fn sha1_constants_match_the_texts() {
 }
 
 #[test]
-fn texts_are_the_lua_files() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/select");
-    for script in SCRIPTS.iter().filter(|s| {
-        dir.join(format!("{}.lua", s.name().replace('-', "_")))
-            .exists()
-    }) {
-        let file = dir.join(format!("{}.lua", script.name().replace('-', "_")));
-        let text = std::fs::read_to_string(&file).expect("lua file");
-        assert_eq!(text, script.text(), "{}", file.display());
-    }
-}
-
-#[test]
 fn key_counts_match_the_texts() {
     for script in SCRIPTS {
         let expected = script.num_keys();

@@ -11,7 +11,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use keyroute_serve::worker::LoadError;
+use keyroute_serve::loader_worker::LoadError;
 use keyroute_serve::LoaderWorker;
 
 fn main() {

@@ -39,15 +39,22 @@ mod broker;
 mod config;
 pub mod curve;
 mod error;
+pub mod loader_worker;
 mod metrics;
 mod metrics_http;
 mod outbox;
 mod proto;
 pub mod store;
 mod throttle;
-pub mod worker;
 mod worker_msg;
 mod workers;
+
+/// The former name of [`loader_worker`] (renamed so that it is not taken for `workers.rs`,
+/// the broker's registry of loader workers).
+#[deprecated(note = "renamed `keyroute_serve::loader_worker`")]
+pub mod worker {
+    pub use crate::loader_worker::*;
+}
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,9 +63,9 @@ use std::thread::JoinHandle;
 
 pub use config::{Config, MAX_QUEUE, MAX_THREADS};
 pub use error::ServeError;
+pub use loader_worker::LoaderWorker;
 pub use metrics::Metrics;
 pub use proto::Answer;
-pub use worker::LoaderWorker;
 
 use store::{MemoryConfig, MemoryStore, RedisConfig, RedisStore, Store};
 

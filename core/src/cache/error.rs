@@ -86,7 +86,7 @@ impl InputError {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use super::check::{
+        use super::limits::{
             MAX_CLIENT_ID_LEN, MAX_DEVICE_ID_LEN, MAX_KIND_LEN, MAX_MS, MAX_VALUE_LEN_LIMIT,
             MAX_VERSION_LEN, MAX_WARM_KINDS,
         };

@@ -78,6 +78,7 @@ mod entry_model;
 mod error;
 #[cfg(feature = "alloc")]
 mod keys;
+mod limits;
 #[cfg(feature = "alloc")]
 mod peek;
 mod poll;
@@ -97,9 +98,7 @@ pub mod xfetch;
 pub use call::{xfetch_arg, Call, Notify};
 pub use check::{
     check_client_id, check_device_id, check_kind, check_value_len, check_version, check_warm_count,
-    checked_max_value_len, checked_ms, truncate_message, DEFAULT_MAX_VALUE_LEN, MAX_CLIENT_ID_LEN,
-    MAX_DEVICE_ID_LEN, MAX_ERROR_CODE_LEN, MAX_ERROR_MESSAGE_LEN, MAX_KIND_LEN, MAX_MS,
-    MAX_OWNER_LEN, MAX_VALUE_LEN_LIMIT, MAX_VERSION_LEN, MAX_WARM_KINDS,
+    checked_max_value_len, checked_ms, truncate_message,
 };
 #[cfg(feature = "alloc")]
 pub use driver::{
@@ -111,6 +110,11 @@ pub use entry_model::{Entry, EntryModel, LeaseState};
 pub use error::{InputError, ReplyError};
 #[cfg(feature = "alloc")]
 pub use keys::{device_key, session_keys, ClientKeys, KEY_PREFIX};
+pub use limits::{
+    DEFAULT_MAX_VALUE_LEN, MAX_CLIENT_ID_LEN, MAX_DEVICE_ID_LEN, MAX_ERROR_CODE_LEN,
+    MAX_ERROR_MESSAGE_LEN, MAX_KIND_LEN, MAX_MS, MAX_OWNER_LEN, MAX_VALUE_LEN_LIMIT,
+    MAX_VERSION_LEN, MAX_WARM_KINDS,
+};
 #[cfg(feature = "alloc")]
 pub use peek::{Peek, PEEK_FIELDS};
 pub use poll::{PollSchedule, MAX_FENCED_LOADS};

@@ -1,6 +1,6 @@
 //! [`SessionSettings`]: the defaults of client sessions, for every runtime.
 
-use super::check::DEFAULT_MAX_VALUE_LEN;
+use super::limits::DEFAULT_MAX_VALUE_LEN;
 
 /// How sessions live, in ms: the one source of the defaults of the Rust
 /// `SessionConfig`, Python's and JavaScript's `Sessions`, C's and `keyroute serve`'s.

@@ -11,7 +11,7 @@
 use alloc::vec::Vec;
 
 use super::leaf::Leaf;
-use super::owners::{OwnerInt, OwnerVec};
+use super::owner_vec::{OwnerInt, OwnerVec};
 
 /// Rings of at least this many points are cut into leaves (below it, one leaf: every
 /// change moves all points, which stays under 0.3 ms for a 1000 x 160 ring). Unit tests,

@@ -4,7 +4,7 @@
 
 use alloc::vec::Vec;
 
-use super::owners::OwnerVec;
+use super::owner_vec::OwnerVec;
 
 /// Sorted points of one stretch of the circle with their owners and its bucket index.
 #[derive(Debug, Clone, Default)]

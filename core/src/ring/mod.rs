@@ -20,6 +20,7 @@ mod hash;
 pub(crate) mod index;
 pub(crate) mod leaf;
 pub(crate) mod md5_many;
+mod owner_vec;
 mod owners;
 mod positions;
 pub(crate) mod profile;

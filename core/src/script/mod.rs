@@ -7,6 +7,33 @@
 //! write, so a refused call (`ERR keyroute ...`, or `WRONGTYPE keyroute ...` when a key
 //! holds another type) changes nothing. Every text ends with exactly one `\n`.
 //!
+//! # One table
+//!
+//! The scripts are written in `core/src/script/lua/NAME.lua` (one file per script, named
+//! after it) and registered once, in `table.rs`: summary, key count, docs, and their place
+//! in [`SCRIPTS`] and in the groups [`select::POOL_SCRIPTS`](crate::select::POOL_SCRIPTS)
+//! and [`cache::CACHE_SCRIPTS`](crate::cache::CACHE_SCRIPTS). `select` and `cache`
+//! re-export their scripts from there. The build (`core/build.rs`) assembles each text and
+//! computes its SHA1: nothing is typed by hand. The opening most scripts share is written
+//! once, in `core/src/script/lua/include/`, and taken in by a line `--#include PIECE` or
+//! `--#include PIECE(ARG, ...)` (`${name}` in a piece is the script's name, `${1}`, ... its
+//! arguments, `${types}` all of them quoted):
+//!
+//! | piece | what it does |
+//! |---|---|
+//! | `key_types(T1, T2, ...)` | refuses (`WRONGTYPE keyroute NAME: ...; nothing was changed`) a `KEYS[i]` that exists with a type other than `Ti` |
+//! | `key_type(VAR, T)` | the same for the one key in the Lua variable `VAR` |
+//! | `ms` | `local function ms(s)`: a time or duration argument in ms, digits up to 2^48, else nil |
+//! | `now_optional` | `now` from the optional last argument `now_ms` (through `ms`), else the server's `TIME` |
+//! | `now_or_empty` | `now` from an argument that is digits, or empty for the server's `TIME` |
+//! | `digits` | `local function s(n)`: an integer as decimal digits |
+//! | `end_lease(ID)` | ends the lease `ID` once: out of the leases set and map, one less in flight for its member |
+//!
+//! A directive may be indented (inside a loop): every line of the piece is indented alike.
+//!
+//! The texts that reach Redis are recorded in `tests/vectors/scripts/scripts.json`, which a
+//! test compares with [`SCRIPTS`].
+//!
 //! ```
 //! use keyroute::script::{Script, SCRIPTS};
 //! let names: Vec<&str> = SCRIPTS.iter().map(|s| s.name()).collect();
@@ -14,13 +41,23 @@
 //! assert_eq!(Script::by_name("lease_release").map(Script::num_keys), Some(4));
 //! ```
 
-use crate::cache::{
-    DEVICE_BIND, SC_ABANDON, SC_EXTEND, SC_FILL, SC_GET, SC_INVALIDATE, SESS_CREATE, SESS_DESTROY,
-    SESS_LIST, SESS_TOUCH, WARM_BEGIN,
-};
-use crate::select::affinity_script::{AFFINITY_RELEASE, AFFINITY_TAKE};
-use crate::select::lease_script::{LEASE_ACQUIRE, LEASE_RECLAIM, LEASE_RELEASE};
-use crate::select::{LEAST_USED, REMOVE, RESTORE, SEED};
+pub(crate) mod table;
+
+pub use table::SCRIPTS;
+
+/// The scripts as the build assembled them (`core/build.rs`).
+mod lua {
+    use super::Lua;
+    include!(concat!(env!("OUT_DIR"), "/lua.rs"));
+}
+
+/// One script file as the build assembled it: its name (the file's), text and SHA1.
+#[derive(Clone, Copy, Debug)]
+struct Lua {
+    name: &'static str,
+    text: &'static str,
+    sha1: &'static str,
+}
 
 /// A Lua script: its name, text, SHA1 and key count, for clients that run it
 /// (`EVALSHA sha1 numkeys ...`, loading `text` on `NOSCRIPT`).
@@ -42,39 +79,23 @@ pub struct Script {
 }
 
 impl Script {
-    /// A script; `sha1` must be the SHA1 of `text` (the registry's test checks every one).
-    pub(crate) const fn new(
-        name: &'static str,
-        summary: &'static str,
-        text: &'static str,
-        sha1: &'static str,
-        num_keys: usize,
-    ) -> Self {
+    /// The script of `lua` (see the [module docs](self)).
+    const fn new(lua: Lua, summary: &'static str, num_keys: usize) -> Self {
         Script {
-            name,
+            name: lua.name,
             summary,
-            text,
-            sha1,
+            text: lua.text,
+            sha1: lua.sha1,
             num_keys,
             variadic: false,
         }
     }
 
     /// A script taking `num_keys` or more keys (see [`variadic_keys`](Self::variadic_keys)).
-    pub(crate) const fn new_variadic(
-        name: &'static str,
-        summary: &'static str,
-        text: &'static str,
-        sha1: &'static str,
-        num_keys: usize,
-    ) -> Self {
+    const fn new_variadic(lua: Lua, summary: &'static str, num_keys: usize) -> Self {
         Script {
-            name,
-            summary,
-            text,
-            sha1,
-            num_keys,
             variadic: true,
+            ..Script::new(lua, summary, num_keys)
         }
     }
 
@@ -158,27 +179,3 @@ impl Script {
         })
     }
 }
-
-/// Every script, in the order `keyroute script --list` shows them.
-pub const SCRIPTS: &[Script] = &[
-    LEAST_USED,
-    SEED,
-    REMOVE,
-    RESTORE,
-    LEASE_ACQUIRE,
-    LEASE_RELEASE,
-    LEASE_RECLAIM,
-    AFFINITY_TAKE,
-    AFFINITY_RELEASE,
-    SC_GET,
-    SC_FILL,
-    SC_EXTEND,
-    SC_ABANDON,
-    SC_INVALIDATE,
-    WARM_BEGIN,
-    SESS_CREATE,
-    SESS_TOUCH,
-    SESS_DESTROY,
-    SESS_LIST,
-    DEVICE_BIND,
-];

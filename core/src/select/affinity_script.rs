@@ -36,7 +36,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::error::ErrorCode;
-use crate::script::Script;
+pub use crate::script::table::{AFFINITY_RELEASE, AFFINITY_TAKE};
 
 #[cfg(feature = "alloc")]
 use super::{KeyError, SideKey};
@@ -45,34 +45,13 @@ use super::{KeyError, SideKey};
 pub const AFFINITY_LOADS_SUFFIX: &str = ":loads";
 
 /// Take: the item's holder, or the first candidate under the cap.
-pub const AFFINITY_TAKE_SCRIPT: &str = include_str!("affinity_take.lua");
+pub const AFFINITY_TAKE_SCRIPT: &str = AFFINITY_TAKE.text();
 /// SHA1 of [`AFFINITY_TAKE_SCRIPT`].
-pub const AFFINITY_TAKE_SHA1: &str = "966e2675b52984b78bf9c82edd5434471027e71b";
+pub const AFFINITY_TAKE_SHA1: &str = AFFINITY_TAKE.sha1();
 /// Release: frees an item once.
-pub const AFFINITY_RELEASE_SCRIPT: &str = include_str!("affinity_release.lua");
+pub const AFFINITY_RELEASE_SCRIPT: &str = AFFINITY_RELEASE.text();
 /// SHA1 of [`AFFINITY_RELEASE_SCRIPT`].
-pub const AFFINITY_RELEASE_SHA1: &str = "bef70eefb9f8375fc1c419214fe0a329f6b8d672";
-
-/// [`AFFINITY_TAKE_SCRIPT`] as a [`Script`].
-///
-/// ```
-/// assert_eq!(keyroute::select::affinity_script::AFFINITY_TAKE.num_keys(), 2);
-/// ```
-pub const AFFINITY_TAKE: Script = Script::new(
-    "affinity-take",
-    "give an item to its holder or the first candidate under the cap (KEYS: affinity, loads; ARGV: item, 'cap' or 'c', value, candidates...)",
-    AFFINITY_TAKE_SCRIPT,
-    AFFINITY_TAKE_SHA1,
-    2,
-);
-/// [`AFFINITY_RELEASE_SCRIPT`] as a [`Script`].
-pub const AFFINITY_RELEASE: Script = Script::new(
-    "affinity-release",
-    "free an item once (KEYS: as affinity-take; ARGV: item)",
-    AFFINITY_RELEASE_SCRIPT,
-    AFFINITY_RELEASE_SHA1,
-    2,
-);
+pub const AFFINITY_RELEASE_SHA1: &str = AFFINITY_RELEASE.sha1();
 
 /// The most candidates one take accepts, in every binding (a script's arguments live in
 /// the server's memory at once).
@@ -262,21 +241,6 @@ pub fn affinity_keys(key: &[u8]) -> Result<[Vec<u8>; 2], KeyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[cfg(feature = "alloc")]
-    #[test]
-    fn sha1s_match_the_texts() {
-        use sha1::{Digest, Sha1};
-        for (text, sha) in [
-            (AFFINITY_TAKE_SCRIPT, AFFINITY_TAKE_SHA1),
-            (AFFINITY_RELEASE_SCRIPT, AFFINITY_RELEASE_SHA1),
-        ] {
-            let digest = Sha1::digest(text.as_bytes());
-            let hex: alloc::string::String =
-                digest.iter().map(|b| alloc::format!("{b:02x}")).collect();
-            assert_eq!(hex, sha);
-        }
-    }
 
     #[cfg(feature = "alloc")]
     #[test]

@@ -27,7 +27,7 @@
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
-use crate::script::Script;
+pub use crate::script::table::{LEASE_ACQUIRE, LEASE_RECLAIM, LEASE_RELEASE};
 
 #[cfg(feature = "alloc")]
 use super::{KeyError, SideKey};
@@ -41,46 +41,17 @@ pub const LEASE_KEY_SUFFIXES: [&str; 3] = [":leases", ":lease-members", ":lease-
 
 /// Acquire: the member with the fewest leases in flight (ties: byte-wise smallest), one
 /// more lease for it with deadline now + ttl.
-pub const LEASE_ACQUIRE_SCRIPT: &str = include_str!("lease_acquire.lua");
+pub const LEASE_ACQUIRE_SCRIPT: &str = LEASE_ACQUIRE.text();
 /// SHA1 of [`LEASE_ACQUIRE_SCRIPT`].
-pub const LEASE_ACQUIRE_SHA1: &str = "6766a5d2d5eaa960dde68e97f29bfd222cb521c6";
+pub const LEASE_ACQUIRE_SHA1: &str = LEASE_ACQUIRE.sha1();
 /// Release: ends a lease once.
-pub const LEASE_RELEASE_SCRIPT: &str = include_str!("lease_release.lua");
+pub const LEASE_RELEASE_SCRIPT: &str = LEASE_RELEASE.text();
 /// SHA1 of [`LEASE_RELEASE_SCRIPT`].
-pub const LEASE_RELEASE_SHA1: &str = "9f39f9619fc636b9e4b4119d3f3416563223d3e5";
+pub const LEASE_RELEASE_SHA1: &str = LEASE_RELEASE.sha1();
 /// Reclaim: ends the leases abandoned past their deadline.
-pub const LEASE_RECLAIM_SCRIPT: &str = include_str!("lease_reclaim.lua");
+pub const LEASE_RECLAIM_SCRIPT: &str = LEASE_RECLAIM.text();
 /// SHA1 of [`LEASE_RECLAIM_SCRIPT`].
-pub const LEASE_RECLAIM_SHA1: &str = "edbf3c8062bfef744868b876c6097b9ef2fbabf8";
-
-/// [`LEASE_ACQUIRE_SCRIPT`] as a [`Script`].
-///
-/// ```
-/// assert_eq!(keyroute::select::lease_script::LEASE_ACQUIRE.num_keys(), 4);
-/// ```
-pub const LEASE_ACQUIRE: Script = Script::new(
-    "lease-acquire",
-    "lease the member with the fewest leases in flight (KEYS: pool, leases, lease-members, lease-seq; ARGV: ttl_ms, now_ms or '')",
-    LEASE_ACQUIRE_SCRIPT,
-    LEASE_ACQUIRE_SHA1,
-    4,
-);
-/// [`LEASE_RELEASE_SCRIPT`] as a [`Script`].
-pub const LEASE_RELEASE: Script = Script::new(
-    "lease-release",
-    "end a lease once (KEYS: as lease-acquire; ARGV: lease id, now_ms or '')",
-    LEASE_RELEASE_SCRIPT,
-    LEASE_RELEASE_SHA1,
-    4,
-);
-/// [`LEASE_RECLAIM_SCRIPT`] as a [`Script`].
-pub const LEASE_RECLAIM: Script = Script::new(
-    "lease-reclaim",
-    "end leases past their deadline (KEYS: as lease-acquire; ARGV: now_ms or '', limit)",
-    LEASE_RECLAIM_SCRIPT,
-    LEASE_RECLAIM_SHA1,
-    4,
-);
+pub const LEASE_RECLAIM_SHA1: &str = LEASE_RECLAIM.sha1();
 
 /// The four keys of a lease pool, `KEYS[1..=4]` of every lease script.
 ///
@@ -114,27 +85,10 @@ pub fn lease_keys(pool_key: &[u8]) -> Result<[Vec<u8>; 4], KeyError> {
     Ok([pool_key.to_vec(), derive(a), derive(b), derive(c)])
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
 
-    #[cfg(feature = "alloc")]
-    #[test]
-    fn sha1s_match_the_texts() {
-        use sha1::{Digest, Sha1};
-        for (text, sha) in [
-            (LEASE_ACQUIRE_SCRIPT, LEASE_ACQUIRE_SHA1),
-            (LEASE_RELEASE_SCRIPT, LEASE_RELEASE_SHA1),
-            (LEASE_RECLAIM_SCRIPT, LEASE_RECLAIM_SHA1),
-        ] {
-            let digest = Sha1::digest(text.as_bytes());
-            let hex: alloc::string::String =
-                digest.iter().map(|b| alloc::format!("{b:02x}")).collect();
-            assert_eq!(hex, sha);
-        }
-    }
-
-    #[cfg(feature = "alloc")]
     #[test]
     fn keys_share_the_slot() {
         for pool in [&b"{a}:x"[..], b"plain", b"{{a}}"] {

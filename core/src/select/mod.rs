@@ -78,8 +78,6 @@ mod script;
 pub use keys::side_key;
 pub use keys::{KeyError, SideKey, SIDE_KEY_SUFFIX};
 #[cfg(feature = "alloc")]
-pub(crate) use pool::heap_sort;
-#[cfg(feature = "alloc")]
 pub use pool::{checked_initial, checked_picks, Pool, PoolError, MAX_PICKS_PER_CALL};
 pub use restore::{Restore, UnknownRestoreMode};
 pub use script::{

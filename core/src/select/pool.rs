@@ -4,6 +4,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::error::{ErrorCode, Int};
+use crate::util::{heap_sort, heapify, sift_down};
 
 use super::{Restore, MAX_EXACT_COUNT};
 
@@ -148,48 +149,6 @@ pub struct Pool {
 /// Where `member` is in a list sorted by member: `Ok(index)`, or `Err(insertion point)`.
 fn find(list: &[(Vec<u8>, u64)], member: &[u8]) -> Result<usize, usize> {
     list.binary_search_by(|(m, _)| m.as_slice().cmp(member))
-}
-
-/// "`a` comes before `b`" for two indexes, given to the heap helpers below as a trait
-/// object so that one copy of them serves every order.
-pub(crate) type Before<'a> = &'a dyn Fn(usize, usize) -> bool;
-
-/// Moves `v[i]` down until no child comes `before` it: restores a min-heap whose only
-/// fault is at `i`.
-fn sift_down(v: &mut [usize], mut i: usize, before: Before<'_>) {
-    loop {
-        let mut child = 2 * i + 1;
-        if child >= v.len() {
-            return;
-        }
-        if child + 1 < v.len() && before(v[child + 1], v[child]) {
-            child += 1;
-        }
-        if !before(v[child], v[i]) {
-            return;
-        }
-        v.swap(i, child);
-        i = child;
-    }
-}
-
-/// Makes `v` a min-heap by `before` (O(n)).
-fn heapify(v: &mut [usize], before: Before<'_>) {
-    for i in (0..v.len() / 2).rev() {
-        sift_down(v, i, before);
-    }
-}
-
-/// Sorts `v` by `before` (heapsort: no sort code beyond the heap's own; the slot plan
-/// sorts with it too).
-pub(crate) fn heap_sort(v: &mut [usize], before: Before<'_>) {
-    heapify(v, before);
-    for end in (1..v.len()).rev() {
-        v.swap(0, end);
-        sift_down(&mut v[..end], 0, before);
-    }
-    // A min-heap pops the smallest to the back: the order is now descending.
-    v.reverse();
 }
 
 impl Pool {

@@ -1,12 +1,13 @@
 //! The Lua scripts that run the pool on a Redis server, with their SHA1 digests (key
 //! layout and arguments in the [module docs](super)).
 //!
-//! The texts live in `core/src/select/*.lua` and are included byte for byte; the vector
-//! generator (`tests/vectors/gen/pool/generate.py`) runs the very same files on a real
-//! `redis-server` and checks every SHA1 below against the server's `SCRIPT LOAD` answer.
+//! The scripts are registered in core's one table of scripts ([`crate::script`]), their
+//! texts written in `core/src/script/lua/` and their SHA1s computed by the build; the
+//! vector generator (`tests/vectors/gen/pool/generate.py`) runs the very same texts on a
+//! real `redis-server` and checks every SHA1 against the server's `SCRIPT LOAD` answer.
 //! Every text ends with exactly one `\n`, covered by its SHA1.
 
-use crate::script::Script;
+pub use crate::script::table::{LEAST_USED, POOL_SCRIPTS, REMOVE, RESTORE, SEED};
 
 /// The largest count a pool holds: 2^53; [`SEED_SCRIPT`] refuses larger initial counts.
 /// Redis keeps scores as doubles, which hold every integer in `0..=2^53` exactly. Picking
@@ -29,13 +30,13 @@ pub const MAX_EXACT_COUNT: u64 = 1 << 53;
 /// assert!(LEAST_USED_SCRIPT.starts_with("local chosen = redis.call('ZRANGE', KEYS[1], 0, 0)[1]\n"));
 /// assert!(LEAST_USED_SCRIPT.ends_with("return chosen\n"));
 /// ```
-pub const LEAST_USED_SCRIPT: &str = include_str!("least_used.lua");
+pub const LEAST_USED_SCRIPT: &str = LEAST_USED.text();
 /// SHA1 (lowercase hex) of [`LEAST_USED_SCRIPT`], the name `EVALSHA` takes.
 ///
 /// ```
 /// assert_eq!(keyroute::select::LEAST_USED_SHA1.len(), 40);
 /// ```
-pub const LEAST_USED_SHA1: &str = "0d71032c820b68efd1498cf396144652af5baaf2";
+pub const LEAST_USED_SHA1: &str = LEAST_USED.sha1();
 
 /// The seed script: adds members at an initial count.
 ///
@@ -48,13 +49,13 @@ pub const LEAST_USED_SHA1: &str = "0d71032c820b68efd1498cf396144652af5baaf2";
 /// ```
 /// assert!(keyroute::select::SEED_SCRIPT.contains("'NX'"));
 /// ```
-pub const SEED_SCRIPT: &str = include_str!("seed.lua");
+pub const SEED_SCRIPT: &str = SEED.text();
 /// SHA1 (lowercase hex) of [`SEED_SCRIPT`].
 ///
 /// ```
 /// assert_eq!(keyroute::select::SEED_SHA1.len(), 40);
 /// ```
-pub const SEED_SHA1: &str = "9934714ce01d738f97acded2a12cc1b47973ee64";
+pub const SEED_SHA1: &str = SEED.sha1();
 
 /// The remove script: takes a member out of the pool and remembers its count.
 ///
@@ -65,13 +66,13 @@ pub const SEED_SHA1: &str = "9934714ce01d738f97acded2a12cc1b47973ee64";
 /// ```
 /// assert!(keyroute::select::REMOVE_SCRIPT.contains("'ZREM'"));
 /// ```
-pub const REMOVE_SCRIPT: &str = include_str!("remove.lua");
+pub const REMOVE_SCRIPT: &str = REMOVE.text();
 /// SHA1 (lowercase hex) of [`REMOVE_SCRIPT`].
 ///
 /// ```
 /// assert_eq!(keyroute::select::REMOVE_SHA1.len(), 40);
 /// ```
-pub const REMOVE_SHA1: &str = "0afcc9e86853acf7d42cfcc25832849a459c57ae";
+pub const REMOVE_SHA1: &str = REMOVE.sha1();
 
 /// The restore script: puts a member back into the pool.
 ///
@@ -85,74 +86,13 @@ pub const REMOVE_SHA1: &str = "0afcc9e86853acf7d42cfcc25832849a459c57ae";
 /// ```
 /// assert!(keyroute::select::RESTORE_SCRIPT.contains("'at_minimum'"));
 /// ```
-pub const RESTORE_SCRIPT: &str = include_str!("restore.lua");
+pub const RESTORE_SCRIPT: &str = RESTORE.text();
 /// SHA1 (lowercase hex) of [`RESTORE_SCRIPT`].
 ///
 /// ```
 /// assert_eq!(keyroute::select::RESTORE_SHA1.len(), 40);
 /// ```
-pub const RESTORE_SHA1: &str = "e24e2701e85b3fbea0b88d8785e0886b28ffd020";
-
-/// [`LEAST_USED_SCRIPT`] as a [`Script`].
-///
-/// ```
-/// assert_eq!(keyroute::select::LEAST_USED.name(), "least-used");
-/// ```
-pub const LEAST_USED: Script = Script::new(
-    "least-used",
-    "pick the lowest-count member and increment it (KEYS: pool)",
-    LEAST_USED_SCRIPT,
-    LEAST_USED_SHA1,
-    1,
-);
-
-/// [`SEED_SCRIPT`] as a [`Script`].
-///
-/// ```
-/// assert_eq!(keyroute::select::SEED.name(), "seed");
-/// ```
-pub const SEED: Script = Script::new(
-    "seed",
-    "add members at an initial count (KEYS: pool, side; ARGV: initial, overwrite 0|1, members...)",
-    SEED_SCRIPT,
-    SEED_SHA1,
-    2,
-);
-
-/// [`REMOVE_SCRIPT`] as a [`Script`].
-///
-/// ```
-/// assert_eq!(keyroute::select::REMOVE.name(), "remove");
-/// ```
-pub const REMOVE: Script = Script::new(
-    "remove",
-    "take a member out, remembering its count (KEYS: pool, side; ARGV: member)",
-    REMOVE_SCRIPT,
-    REMOVE_SHA1,
-    2,
-);
-
-/// [`RESTORE_SCRIPT`] as a [`Script`].
-///
-/// ```
-/// assert_eq!(keyroute::select::RESTORE.name(), "restore");
-/// ```
-pub const RESTORE: Script = Script::new(
-    "restore",
-    "put a member back (KEYS: pool, side; ARGV: member, keep|at_minimum)",
-    RESTORE_SCRIPT,
-    RESTORE_SHA1,
-    2,
-);
-
-/// The least-used pool's scripts, in the order the command line lists them (every
-/// script of keyroute is in [`crate::script::SCRIPTS`]).
-///
-/// ```
-/// let names: Vec<&str> = keyroute::select::POOL_SCRIPTS.iter().map(|s| s.name()).collect();
-/// assert_eq!(names, ["least-used", "seed", "remove", "restore"]);
-/// ```
-pub const POOL_SCRIPTS: [Script; 4] = [LEAST_USED, SEED, REMOVE, RESTORE];
+pub const RESTORE_SHA1: &str = RESTORE.sha1();
 
 /// The `ARGV[2]` of [`SEED_SCRIPT`]: `"1"` to overwrite existing counts, `"0"` to keep them.
 ///
@@ -178,23 +118,5 @@ mod tests {
                       redis.call('ZINCRBY', KEYS[1], 1, chosen)\n\
                       return chosen\n";
         assert_eq!(LEAST_USED_SCRIPT, design);
-    }
-
-    #[test]
-    fn every_text_ends_with_one_newline() {
-        for script in crate::script::SCRIPTS {
-            assert!(script.text().ends_with('\n'), "{}", script.name());
-            assert!(!script.text().ends_with("\n\n"), "{}", script.name());
-            assert!(!script.text().contains('\r'), "{}", script.name());
-        }
-    }
-
-    #[test]
-    fn names_are_unique_and_found() {
-        for script in crate::script::SCRIPTS {
-            assert_eq!(Script::by_name(script.name()), Some(script));
-        }
-        assert_eq!(Script::by_name(""), None);
-        assert_eq!(Script::by_name("least-used-"), None);
     }
 }

@@ -1,5 +1,5 @@
 //! CRC-16/XMODEM by carry-less multiplication (x86_64: PCLMULQDQ, and VPCLMULQDQ with
-//! AVX-512), for inputs long enough to pay for it; the table path of `crc16.rs` keeps short
+//! AVX-512), for inputs long enough to pay for it; the table path of `crc16_table.rs` keeps short
 //! inputs and finishes the last block and the tail.
 //!
 //! The method is the folding of Gopal et al., "Fast CRC computation for generic polynomials
@@ -23,7 +23,7 @@ use core::arch::x86_64::{
     _mm_xor_si128,
 };
 
-use super::crc16::{fold16, fold_tail};
+use super::crc16_table::{fold16, fold_tail};
 use super::tag::find_byte;
 
 cpufeatures::new!(pclmul_cpuid, "pclmulqdq", "ssse3", "sse4.1");
@@ -430,7 +430,10 @@ mod tests {
             let mut data = [0u8; 41];
             data[0] = 0x80;
             assert_eq!(
-                u64::from(super::super::crc16::table_update(0, &data[..=k as usize])),
+                u64::from(super::super::crc16_table::table_update(
+                    0,
+                    &data[..=k as usize]
+                )),
                 xpow(8 * k + 23)
             );
         }

@@ -3,7 +3,7 @@ use core::fmt;
 
 use crate::error::ErrorCode;
 
-use super::crc16::{fold16, fold_tail};
+use super::crc16_table::{fold16, fold_tail};
 use super::tag::{find_byte, has_byte16};
 use super::{crc16_xmodem, crc16_xmodem_update, crc16_xmodem_with, Crc16Path};
 

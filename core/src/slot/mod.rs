@@ -5,7 +5,8 @@
 //!
 //! | file | concept |
 //! |---|---|
-//! | `crc16.rs` | [`crc16_xmodem`]: slice-by-16 CRC-16/XMODEM (tables built at compile time, or on first use with `small-crc16`); [`Crc16Path`] |
+//! | `crc16.rs` | [`crc16_xmodem`]: CRC-16/XMODEM by the fastest path this CPU has; [`Crc16Path`] |
+//! | `crc16_table.rs` | the slice-by-16 table path (tables built at compile time, or on first use with `small-crc16`) |
 //! | `crc16_clmul.rs` | the same by PCLMULQDQ / VPCLMULQDQ folding for long inputs (x86_64, detected at run time) |
 //! | `tag.rs` | [`hash_tag`]: the part of a key that is hashed |
 //! | `keyslot.rs` | [`key_slot`], [`key_slots`] / [`key_slots_from`] (batch; short keys in registers with VPCLMULQDQ), [`single_slot`] |
@@ -35,6 +36,7 @@ mod address;
 mod crc16;
 #[cfg(target_arch = "x86_64")]
 mod crc16_clmul;
+mod crc16_table;
 mod keyslot;
 mod redirect;
 mod tag;

@@ -3,7 +3,7 @@ use alloc::{string::String, vec, vec::Vec};
 use core::fmt;
 
 use crate::error::{write_all, ErrorCode};
-use crate::select::heap_sort;
+use crate::util::heap_sort;
 
 use super::{NodeIndex, Role, SlotMap, SLOT_COUNT};
 

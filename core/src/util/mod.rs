@@ -1,7 +1,12 @@
-//! Small pieces of arithmetic more than one module needs, without `std`.
+//! Helpers several of core's modules share, without `std`; `util` sits below all of them
+//! and uses none.
 
+#[cfg(feature = "alloc")]
+mod heap;
 #[cfg(feature = "alloc")]
 mod ln;
 
+#[cfg(feature = "alloc")]
+pub(crate) use heap::{heap_sort, heapify, sift_down};
 #[cfg(feature = "alloc")]
 pub(crate) use ln::ln;

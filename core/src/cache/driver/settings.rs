@@ -1,7 +1,8 @@
 //! [`CacheSettings`]: the smart cache's settings in script units (ms), their defaults and
 //! their checks: the one source every runtime's `SmartCache` reads its defaults from.
 
-use crate::cache::check::{checked_max_value_len, DEFAULT_MAX_VALUE_LEN, MAX_MS};
+use crate::cache::check::checked_max_value_len;
+use crate::cache::limits::{DEFAULT_MAX_VALUE_LEN, MAX_MS};
 use crate::cache::error::InputError;
 
 /// How a smart cache caches, in ms. Every instance sharing a store should use the same

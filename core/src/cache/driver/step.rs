@@ -4,7 +4,8 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::cache::check::{truncate_message, MAX_ERROR_CODE_LEN};
+use crate::cache::check::truncate_message;
+use crate::cache::limits::MAX_ERROR_CODE_LEN;
 use crate::cache::error::{InputError, ReplyError};
 use crate::error::ErrorCode;
 

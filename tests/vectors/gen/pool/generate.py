@@ -2,9 +2,10 @@
 """Generate tests/vectors/pool/sequences.json from a real redis-server.
 
 Starts its own standalone `redis-server` on a free 127.0.0.1 port (temporary directory,
-no persistence), loads the pool scripts from core/src/select/*.lua (the very files the
-Rust crate includes), checks every SHA1 constant in core/src/select/script.rs against
-both hashlib and the server's SCRIPT LOAD answer, runs fixed operation sequences with
+no persistence), loads the pool scripts from tests/vectors/scripts/scripts.json (core's
+SCRIPTS as the build assembles them, checked current by core/tests/script_vectors.rs),
+checks every recorded SHA1 against both hashlib and the server's SCRIPT LOAD answer, runs
+fixed operation sequences with
 EVALSHA, records every operation with the server's reply and the pool's state after it,
 writes the JSON deterministically and stops the server.
 
@@ -44,17 +45,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[4]
-SELECT = ROOT / "core" / "src" / "select"
+SCRIPTS_JSON = ROOT / "tests" / "vectors" / "scripts" / "scripts.json"
 OUT = ROOT / "tests" / "vectors" / "pool" / "sequences.json"
 GENERATOR = "tests/vectors/gen/pool/generate.py"
 
-# Script name (as keyroute's CLI spells it) -> (Lua file, SHA1 constant in script.rs).
-SCRIPTS = {
-    "least-used": ("least_used.lua", "LEAST_USED_SHA1"),
-    "seed": ("seed.lua", "SEED_SHA1"),
-    "remove": ("remove.lua", "REMOVE_SHA1"),
-    "restore": ("restore.lua", "RESTORE_SHA1"),
-}
+# The pool's scripts, as keyroute's CLI names them.
+SCRIPTS = ["least-used", "seed", "remove", "restore"]
 
 MAX_EXACT = 2**53
 
@@ -176,20 +172,19 @@ def side_key(pool_key):
 
 
 def load_scripts(client):
-    rust = (SELECT / "script.rs").read_text()
+    recorded = {s["name"]: s for s in json.loads(SCRIPTS_JSON.read_text())}
     scripts = {}
-    for name, (file, const) in SCRIPTS.items():
-        text = (SELECT / file).read_bytes()
-        match = re.search(r'pub const %s: &str = "([0-9a-f]{40})";' % const, rust)
-        if match is None:
-            sys.exit("%s not found in core/src/select/script.rs" % const)
-        declared = match.group(1)
+    for name in SCRIPTS:
+        if name not in recorded:
+            sys.exit("%s is not in %s" % (name, SCRIPTS_JSON.relative_to(ROOT)))
+        text = recorded[name]["text"].encode()
+        declared = recorded[name]["sha1"]
         local = hashlib.sha1(text).hexdigest()
         loaded = client.call("SCRIPT", "LOAD", text).decode()
         if not declared == local == loaded:
-            sys.exit("SHA1 mismatch for %s: script.rs %s, hashlib %s, SCRIPT LOAD %s"
+            sys.exit("SHA1 mismatch for %s: scripts.json %s, hashlib %s, SCRIPT LOAD %s"
                      % (name, declared, local, loaded))
-        scripts[name] = {"file": "core/src/select/" + file, "sha1": loaded}
+        scripts[name] = {"file": str(SCRIPTS_JSON.relative_to(ROOT)), "sha1": loaded}
     return scripts
 
 

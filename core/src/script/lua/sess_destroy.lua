@@ -1,22 +1,12 @@
 local sk, ik, sid, now = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
-local function ms(s)
-  if type(s) == 'string' and string.find(s, '^%d+$') and #s <= 15 and tonumber(s) <= 281474976710656 then return tonumber(s) end
-end
+--#include ms
 local tok, r = string.match(sid or '', '^([a-z2-7]+)%.([a-z2-7]+)$')
 if #KEYS ~= 2 or #ARGV < 1 or #ARGV > 2 or not tok or sk ~= 'kr:{c:' .. tok .. '}:s:' .. r or ik ~= 'kr:{c:' .. tok .. '}:sidx' or (now and now ~= '' and not ms(now)) then
   return redis.error_reply('ERR keyroute sess-destroy: needs KEYS session (kr:{c:T}:s:R), index (kr:{c:T}:sidx) and ARGV session id (T.R)[, now_ms]')
 end
-for i, want in ipairs({'hash', 'zset'}) do
-  local t = redis.call('TYPE', KEYS[i]).ok
-  if t ~= 'none' and t ~= want then
-    return redis.error_reply('WRONGTYPE keyroute sess-destroy: ' .. KEYS[i] .. ' holds a ' .. t .. ', not a ' .. want .. '; nothing was changed')
-  end
-end
-if now and now ~= '' then now = ms(now) else
-  local tm = redis.call('TIME')
-  now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
-end
-local function s(n) return string.format('%d', n) end
+--#include key_types(hash, zset)
+--#include now_optional
+--#include digits
 local x = redis.call('HGET', sk, 'x')
 local live = x and tonumber(x) > now
 redis.call('DEL', sk)

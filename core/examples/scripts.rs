@@ -1,9 +1,15 @@
 //! Prints core's `keyroute::script::SCRIPTS` as a JSON array of `{name, text, sha1,
-//! numKeys, summary}`: `make build-js` writes it into the package (`SCRIPTS` in
-//! JavaScript), so that the Lua texts ship as JavaScript strings rather than inside the
-//! size-budgeted .wasm.
+//! numKeys, summary}`, in order:
+//!
+//! * `tests/vectors/scripts/scripts.json` is its output, recorded (core's
+//!   `tests/script_vectors.rs` fails when a script's text, SHA1, keys or summary change
+//!   without it; regenerate it with the first command below);
+//! * `make build-js` writes it into the npm package (`SCRIPTS` in JavaScript), so that the
+//!   Lua texts ship as JavaScript strings rather than inside the size-budgeted .wasm
+//!   (keyroute-js builds this same file as its own example).
 //!
 //! ```text
+//! cargo run -q -p keyroute --example scripts > tests/vectors/scripts/scripts.json
 //! cargo run -q -p keyroute-js --example scripts > scripts.json
 //! ```
 use keyroute::script::SCRIPTS;

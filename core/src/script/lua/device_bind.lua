@@ -3,9 +3,6 @@ local ttl = type(ARGV[2]) == 'string' and string.find(ARGV[2], '^%d+$') and #ARG
 if #KEYS ~= 1 or #ARGV ~= 2 or not string.find(k, '^kr:{d:[^{}]+}$') or client == '' or #client > 512 or not ttl or ttl < 1 or ttl > 281474976710656 then
   return redis.error_reply('ERR keyroute device-bind: needs KEYS device (kr:{d:<device>}) and ARGV client id (1..512 bytes), ttl_ms (1..2^48)')
 end
-local t = redis.call('TYPE', k).ok
-if t ~= 'none' and t ~= 'string' then
-  return redis.error_reply('WRONGTYPE keyroute device-bind: ' .. k .. ' holds a ' .. t .. ', not a string; nothing was changed')
-end
+--#include key_type(k, string)
 redis.call('SET', k, client, 'PX', ARGV[2])
 return 1

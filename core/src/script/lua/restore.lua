@@ -3,12 +3,7 @@ if #KEYS ~= 2 or #ARGV ~= 2 or (mode ~= 'keep' and mode ~= 'at_minimum') then
   return redis.error_reply('ERR keyroute restore: needs KEYS pool, side and ARGV member, mode (keep or at_minimum)')
 end
 if member == '' then return redis.error_reply('ERR keyroute restore: pool members must not be empty') end
-for i, want in ipairs({'zset', 'hash'}) do
-  local t = redis.call('TYPE', KEYS[i]).ok
-  if t ~= 'none' and t ~= want then
-    return redis.error_reply('WRONGTYPE keyroute restore: ' .. KEYS[i] .. ' holds a ' .. t .. ', not a ' .. want .. '; nothing was changed')
-  end
-end
+--#include key_types(zset, hash)
 local live = redis.call('ZSCORE', KEYS[1], member)
 if live then
   redis.call('HDEL', KEYS[2], member)

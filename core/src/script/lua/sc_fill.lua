@@ -1,21 +1,13 @@
 local k, val, notify, now = KEYS[1], ARGV[2], ARGV[6], ARGV[7]
-local function ms(s)
-  if type(s) == 'string' and string.find(s, '^%d+$') and #s <= 15 and tonumber(s) <= 281474976710656 then return tonumber(s) end
-end
+--#include ms
 local fence, soft, hard, load = ms(ARGV[1]), ms(ARGV[3]), ms(ARGV[4]), ms(ARGV[5])
 local pre = string.match(k, '^(kr:{c:[^{}]+}):e:[^{}]+$')
 if #KEYS ~= 1 or #ARGV < 6 or #ARGV > 7 or not fence or fence < 1 or not soft or soft < 1 or not hard or hard < 1 or not load or (notify ~= '' and notify ~= 'PUBLISH' and notify ~= 'SPUBLISH') or (now and now ~= '' and not ms(now)) or not pre then
   return redis.error_reply('ERR keyroute sc-fill: needs KEYS entry (kr:{c:T}:e:<kind>) and ARGV fence (1..2^48), value, soft_ttl_ms, hard_ttl_ms (1..2^48), load_ms (0..2^48), notify (PUBLISH, SPUBLISH or empty)[, now_ms]')
 end
-local t = redis.call('TYPE', k).ok
-if t ~= 'none' and t ~= 'hash' then
-  return redis.error_reply('WRONGTYPE keyroute sc-fill: ' .. k .. ' holds a ' .. t .. ', not a hash; nothing was changed')
-end
-if now and now ~= '' then now = ms(now) else
-  local tm = redis.call('TIME')
-  now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
-end
-local function s(n) return string.format('%d', n) end
+--#include key_type(k, hash)
+--#include now_optional
+--#include digits
 local h = redis.call('HMGET', k, 'ver', 'st', 'f', 'hx')
 if h[4] and tonumber(h[4]) <= now then redis.call('DEL', k); h = {} end
 local f = tonumber(h[3] or 0)

@@ -2,18 +2,8 @@ local ttl, now = ARGV[1], ARGV[2]
 if #KEYS ~= 4 or #ARGV ~= 2 or not string.find(ttl, '^%d+$') or tonumber(ttl) < 1 or tonumber(ttl) > 9007199254740992 or (now ~= '' and not string.find(now, '^%d+$')) then
   return redis.error_reply('ERR keyroute lease-acquire: needs KEYS in-flight, leases, lease-members, lease-seq and ARGV ttl_ms (integer >= 1), now_ms (digits, or empty for the server TIME)')
 end
-for i, want in ipairs({'zset', 'zset', 'hash', 'string'}) do
-  local t = redis.call('TYPE', KEYS[i]).ok
-  if t ~= 'none' and t ~= want then
-    return redis.error_reply('WRONGTYPE keyroute lease-acquire: ' .. KEYS[i] .. ' holds a ' .. t .. ', not a ' .. want .. '; nothing was changed')
-  end
-end
-if now == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-else
-  now = tonumber(now)
-end
+--#include key_types(zset, zset, hash, string)
+--#include now_or_empty
 local chosen = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
 if not chosen then return nil end
 local id = redis.call('INCR', KEYS[4])

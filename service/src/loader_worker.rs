@@ -24,7 +24,7 @@ type LoadFn = dyn Fn(&str, &str) -> Result<Vec<u8>, LoadError> + Send + Sync;
 /// A loader worker.
 ///
 /// ```no_run
-/// use keyroute_serve::{LoaderWorker, worker::LoadError};
+/// use keyroute_serve::{loader_worker::LoadError, LoaderWorker};
 /// let worker = LoaderWorker::new("tcp://127.0.0.1:5556", &["accounts", "cards"], |client, kind| {
 ///     // call the slow backend
 ///     Ok::<_, LoadError>(format!("[{client}:{kind}]").into_bytes())

@@ -1,12 +1,7 @@
 if #KEYS ~= 2 or #ARGV ~= 1 then
   return redis.error_reply('ERR keyroute remove: needs KEYS pool, side and ARGV member')
 end
-for i, want in ipairs({'zset', 'hash'}) do
-  local t = redis.call('TYPE', KEYS[i]).ok
-  if t ~= 'none' and t ~= want then
-    return redis.error_reply('WRONGTYPE keyroute remove: ' .. KEYS[i] .. ' holds a ' .. t .. ', not a ' .. want .. '; nothing was changed')
-  end
-end
+--#include key_types(zset, hash)
 local count = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not count then return nil end
 redis.call('ZREM', KEYS[1], ARGV[1])

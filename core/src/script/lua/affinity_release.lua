@@ -2,12 +2,7 @@ local item = ARGV[1]
 if #KEYS ~= 2 or #ARGV ~= 1 or item == '' then
   return redis.error_reply('ERR keyroute affinity-release: needs KEYS affinity, loads and ARGV item (not empty)')
 end
-for i, want in ipairs({'hash', 'hash'}) do
-  local t = redis.call('TYPE', KEYS[i]).ok
-  if t ~= 'none' and t ~= want then
-    return redis.error_reply('WRONGTYPE keyroute affinity-release: ' .. KEYS[i] .. ' holds a ' .. t .. ', not a ' .. want .. '; nothing was changed')
-  end
-end
+--#include key_types(hash, hash)
 local held = redis.call('HGET', KEYS[1], item)
 if not held then return nil end
 if redis.call('HINCRBY', KEYS[2], held, -1) <= 0 then

@@ -12,12 +12,7 @@ for i = 4, #ARGV do
     return redis.error_reply('ERR keyroute affinity-take: candidate ' .. (i - 3) .. ' is empty; nothing was changed')
   end
 end
-for i, want in ipairs({'hash', 'hash'}) do
-  local t = redis.call('TYPE', KEYS[i]).ok
-  if t ~= 'none' and t ~= want then
-    return redis.error_reply('WRONGTYPE keyroute affinity-take: ' .. KEYS[i] .. ' holds a ' .. t .. ', not a ' .. want .. '; nothing was changed')
-  end
-end
+--#include key_types(hash, hash)
 local cap = v
 if mode == 'c' then
   cap = math.ceil(v * (redis.call('HLEN', KEYS[1]) + 1) / n)

@@ -5,12 +5,7 @@ end
 for i = 3, #ARGV do
   if ARGV[i] == '' then return redis.error_reply('ERR keyroute seed: pool members must not be empty') end
 end
-for i, want in ipairs({'zset', 'hash'}) do
-  local t = redis.call('TYPE', KEYS[i]).ok
-  if t ~= 'none' and t ~= want then
-    return redis.error_reply('WRONGTYPE keyroute seed: ' .. KEYS[i] .. ' holds a ' .. t .. ', not a ' .. want .. '; nothing was changed')
-  end
-end
+--#include key_types(zset, hash)
 local n = tonumber(initial)
 local added = 0
 for i = 3, #ARGV do

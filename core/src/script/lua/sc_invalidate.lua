@@ -1,21 +1,13 @@
 local k, notify, now = KEYS[1], ARGV[2], ARGV[3]
-local function ms(s)
-  if type(s) == 'string' and string.find(s, '^%d+$') and #s <= 15 and tonumber(s) <= 281474976710656 then return tonumber(s) end
-end
+--#include ms
 local tomb = ms(ARGV[1])
 local pre = string.match(k, '^(kr:{c:[^{}]+}):e:[^{}]+$')
 if #KEYS ~= 1 or #ARGV < 2 or #ARGV > 3 or not tomb or tomb < 1 or (notify ~= '' and notify ~= 'PUBLISH' and notify ~= 'SPUBLISH') or (now and now ~= '' and not ms(now)) or not pre then
   return redis.error_reply('ERR keyroute sc-invalidate: needs KEYS entry (kr:{c:T}:e:<kind>) and ARGV tombstone_ms (1..2^48), notify (PUBLISH, SPUBLISH or empty)[, now_ms]')
 end
-local t = redis.call('TYPE', k).ok
-if t ~= 'none' and t ~= 'hash' then
-  return redis.error_reply('WRONGTYPE keyroute sc-invalidate: ' .. k .. ' holds a ' .. t .. ', not a hash; nothing was changed')
-end
-if now and now ~= '' then now = ms(now) else
-  local tm = redis.call('TIME')
-  now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
-end
-local function s(n) return string.format('%d', n) end
+--#include key_type(k, hash)
+--#include now_optional
+--#include digits
 local h = redis.call('HMGET', k, 'ver', 'f', 'hx')
 if h[3] and tonumber(h[3]) <= now then redis.call('DEL', k); h = {} end
 if redis.call('EXISTS', k) == 0 then return 0 end

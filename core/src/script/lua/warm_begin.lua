@@ -1,7 +1,5 @@
 local owner, now = ARGV[2], ARGV[3]
-local function ms(s)
-  if type(s) == 'string' and string.find(s, '^%d+$') and #s <= 15 and tonumber(s) <= 281474976710656 then return tonumber(s) end
-end
+--#include ms
 local lease = ms(ARGV[1])
 if #KEYS < 1 or #KEYS > 64 or #ARGV < 2 or #ARGV > 3 or not lease or lease < 1 or #owner > 256 or (now and now ~= '' and not ms(now)) then
   return redis.error_reply('ERR keyroute warm-begin: needs KEYS 1 to 64 entries of one client (kr:{c:T}:e:<kind>) and ARGV lease_ms (1..2^48), owner (at most 256 bytes)[, now_ms]')
@@ -16,11 +14,8 @@ for i = 1, #KEYS do
     return redis.error_reply('WRONGTYPE keyroute warm-begin: ' .. KEYS[i] .. ' holds a ' .. t .. ', not a hash; nothing was changed')
   end
 end
-if now and now ~= '' then now = ms(now) else
-  local tm = redis.call('TIME')
-  now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
-end
-local function s(n) return string.format('%d', n) end
+--#include now_optional
+--#include digits
 local out = {}
 for i = 1, #KEYS do
   local k = KEYS[i]

@@ -1,23 +1,13 @@
 local sk, ik, sid, client, ver, data, now = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[6], ARGV[7]
-local function ms(s)
-  if type(s) == 'string' and string.find(s, '^%d+$') and #s <= 15 and tonumber(s) <= 281474976710656 then return tonumber(s) end
-end
+--#include ms
 local ttl, ma = ms(ARGV[4]), ms(ARGV[5])
 local tok, r = string.match(sid or '', '^([a-z2-7]+)%.([a-z2-7]+)$')
 if #KEYS ~= 2 or #ARGV < 6 or #ARGV > 7 or not tok or sk ~= 'kr:{c:' .. tok .. '}:s:' .. r or ik ~= 'kr:{c:' .. tok .. '}:sidx' or client == '' or #client > 512 or #ver > 128 or not ttl or ttl < 1 or not ma or (now and now ~= '' and not ms(now)) then
   return redis.error_reply('ERR keyroute sess-create: needs KEYS session (kr:{c:T}:s:R), index (kr:{c:T}:sidx) and ARGV session id (T.R), client id (1..512 bytes), version (at most 128 bytes), ttl_ms (1..2^48), max_age_ms (0 = none), data[, now_ms]')
 end
-for i, want in ipairs({'hash', 'zset'}) do
-  local t = redis.call('TYPE', KEYS[i]).ok
-  if t ~= 'none' and t ~= want then
-    return redis.error_reply('WRONGTYPE keyroute sess-create: ' .. KEYS[i] .. ' holds a ' .. t .. ', not a ' .. want .. '; nothing was changed')
-  end
-end
-if now and now ~= '' then now = ms(now) else
-  local tm = redis.call('TIME')
-  now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
-end
-local function s(n) return string.format('%d', n) end
+--#include key_types(hash, zset)
+--#include now_optional
+--#include digits
 local old = redis.call('HGET', sk, 'x')
 if old and tonumber(old) > now then return {0} end
 redis.call('DEL', sk)

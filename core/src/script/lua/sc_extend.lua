@@ -1,20 +1,12 @@
 local k, now = KEYS[1], ARGV[3]
-local function ms(s)
-  if type(s) == 'string' and string.find(s, '^%d+$') and #s <= 15 and tonumber(s) <= 281474976710656 then return tonumber(s) end
-end
+--#include ms
 local fence, lease = ms(ARGV[1]), ms(ARGV[2])
 if #KEYS ~= 1 or #ARGV < 2 or #ARGV > 3 or not fence or fence < 1 or not lease or lease < 1 or (now and now ~= '' and not ms(now)) or not string.find(k, '^kr:{c:[^{}]+}:e:[^{}]+$') then
   return redis.error_reply('ERR keyroute sc-extend: needs KEYS entry (kr:{c:T}:e:<kind>) and ARGV fence (1..2^48), lease_ms (1..2^48)[, now_ms]')
 end
-local t = redis.call('TYPE', k).ok
-if t ~= 'none' and t ~= 'hash' then
-  return redis.error_reply('WRONGTYPE keyroute sc-extend: ' .. k .. ' holds a ' .. t .. ', not a hash; nothing was changed')
-end
-if now and now ~= '' then now = ms(now) else
-  local tm = redis.call('TIME')
-  now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
-end
-local function s(n) return string.format('%d', n) end
+--#include key_type(k, hash)
+--#include now_optional
+--#include digits
 local h = redis.call('HMGET', k, 'st', 'f', 'hx')
 if h[3] and tonumber(h[3]) <= now then redis.call('DEL', k); h = {} end
 if tonumber(h[2] or 0) ~= fence or h[1] ~= 'u' then return 0 end

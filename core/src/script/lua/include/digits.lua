@@ -1,0 +1,1 @@
+local function s(n) return string.format('%d', n) end

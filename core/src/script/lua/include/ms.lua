@@ -1,0 +1,3 @@
+local function ms(s)
+  if type(s) == 'string' and string.find(s, '^%d+$') and #s <= 15 and tonumber(s) <= 281474976710656 then return tonumber(s) end
+end
