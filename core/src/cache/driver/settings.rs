@@ -2,8 +2,8 @@
 //! their checks: the one source every runtime's `SmartCache` reads its defaults from.
 
 use crate::cache::check::checked_max_value_len;
-use crate::cache::limits::{DEFAULT_MAX_VALUE_LEN, MAX_MS};
 use crate::cache::error::InputError;
+use crate::cache::limits::{DEFAULT_MAX_VALUE_LEN, MAX_MS};
 
 /// How a smart cache caches, in ms. Every instance sharing a store should use the same
 /// values. The Rust `CacheConfig`, Python's `SmartCache(...)` keywords, JavaScript's

@@ -5,8 +5,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::cache::check::truncate_message;
-use crate::cache::limits::MAX_ERROR_CODE_LEN;
 use crate::cache::error::{InputError, ReplyError};
+use crate::cache::limits::MAX_ERROR_CODE_LEN;
 use crate::error::ErrorCode;
 
 /// How a Redis call failed, as far as a driver needs to know. The executor keeps the
