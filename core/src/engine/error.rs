@@ -62,12 +62,18 @@ impl fmt::Display for EngineError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EngineError::Ring(e) => e.fmt(f),
-            EngineError::UnknownEngine(name) => write!(
-                f,
-                "unknown engine or profile {}; expected one of {}",
-                Quoted(name),
-                super::NAMES_TEXT
-            ),
+            EngineError::UnknownEngine(name) => {
+                write!(
+                    f,
+                    "unknown engine or profile {}; expected one of ",
+                    Quoted(name)
+                )?;
+                for (i, n) in super::NAMES.iter().enumerate() {
+                    f.write_str(if i == 0 { "" } else { ", " })?;
+                    f.write_str(n)?;
+                }
+                Ok(())
+            }
             EngineError::BadOption {
                 engine,
                 option,

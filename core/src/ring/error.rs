@@ -94,12 +94,14 @@ impl fmt::Display for RingError {
                 write!(f, "node {} is already on the ring; use set_weight to change its weight", Quoted(n))
             }
             RingError::UnknownNode(n) => write!(f, "node {} is not on the ring", Quoted(n)),
-            RingError::UnknownProfile(p) => write!(
-                f,
-                "unknown profile {}; expected one of native, libketama, libmemcached, \
-                 twemproxy, uhashring, node-hashring, hash_ring",
-                Quoted(p)
-            ),
+            RingError::UnknownProfile(p) => {
+                write!(f, "unknown profile {}; expected one of ", Quoted(p))?;
+                for (i, n) in super::ProfileName::ALL.iter().enumerate() {
+                    f.write_str(if i == 0 { "" } else { ", " })?;
+                    f.write_str(n.as_str())?;
+                }
+                Ok(())
+            }
             RingError::TooManyPoints(p) => write!(
                 f,
                 "the ring would hold {p} points, more than the limit of {}; lower the weights or vnodes",

@@ -17,10 +17,10 @@ pub enum ProfileName {
     /// RJ's libketama (`ketama_create_continuum`, PyPI `ketama`).
     Libketama,
     /// libmemcached with `MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED` (and PHP's
-    /// `OPT_LIBKETAMA_COMPATIBLE`).
+    /// `OPT_LIBKETAMA_COMPATIBLE`). Also the ring of twemproxy (`hash: md5`,
+    /// `distribution: ketama`) for servers without an alias: the old `twemproxy` ring
+    /// profile (see [`ProfileName::ALIASES`]).
     Libmemcached,
-    /// twemproxy (nutcracker) with `distribution: ketama`, `hash: md5`.
-    Twemproxy,
     /// PyPI `uhashring` with `hash_fn='ketama'`.
     Uhashring,
     /// npm `hashring` (3.x).
@@ -31,15 +31,35 @@ pub enum ProfileName {
 
 impl ProfileName {
     /// Every profile, in the order they are listed in documentation.
-    pub const ALL: [ProfileName; 7] = [
+    pub const ALL: [ProfileName; 6] = [
         ProfileName::Native,
         ProfileName::Libketama,
         ProfileName::Libmemcached,
-        ProfileName::Twemproxy,
         ProfileName::Uhashring,
         ProfileName::NodeHashring,
         ProfileName::HashRing,
     ];
+
+    /// Other spellings a profile is parsed from: `twemproxy`, the old name of the ring
+    /// that libmemcached and twemproxy build alike. It always built the libmemcached ring
+    /// (the same points, the same answers); `twemproxy` now names nutcracker's own rules
+    /// (aliases, 272-byte point strings, every `hash:`): the `twemproxy` engine of
+    /// `keyroute::engine::Router` (feature `fleet`).
+    ///
+    /// ```
+    /// use keyroute::ring::ProfileName;
+    /// assert_eq!("twemproxy".parse::<ProfileName>()?, ProfileName::Libmemcached);
+    /// # Ok::<(), keyroute::ring::RingError>(())
+    /// ```
+    pub const ALIASES: &'static [(&'static str, ProfileName)] =
+        &[("twemproxy", ProfileName::Libmemcached)];
+
+    /// The old name of [`ProfileName::Libmemcached`]'s ring: see [`ProfileName::ALIASES`].
+    #[deprecated(
+        note = "the twemproxy ring profile was libmemcached's ring under another name: use ProfileName::Libmemcached (or the `twemproxy` engine for nutcracker's exact rules)"
+    )]
+    #[allow(non_upper_case_globals)]
+    pub const Twemproxy: ProfileName = ProfileName::Libmemcached;
 
     /// The name used by every binding and the CLI (`"native"`, `"node-hashring"`, …).
     pub const fn as_str(self) -> &'static str {
@@ -47,7 +67,6 @@ impl ProfileName {
             ProfileName::Native => "native",
             ProfileName::Libketama => "libketama",
             ProfileName::Libmemcached => "libmemcached",
-            ProfileName::Twemproxy => "twemproxy",
             ProfileName::Uhashring => "uhashring",
             ProfileName::NodeHashring => "node-hashring",
             ProfileName::HashRing => "hash_ring",
@@ -64,22 +83,31 @@ impl fmt::Display for ProfileName {
 impl FromStr for ProfileName {
     type Err = RingError;
 
-    /// Parses a profile name; `_` and `-` are interchangeable, case is ignored.
+    /// Parses a profile name or one of its [`ProfileName::ALIASES`]; `_` and `-` are
+    /// interchangeable, case is ignored.
     fn from_str(s: &str) -> Result<Self, RingError> {
-        let norm = |c: char| {
-            if c == '_' {
-                '-'
-            } else {
-                c.to_ascii_lowercase()
-            }
-        };
         ProfileName::ALL
             .into_iter()
-            .find(|p| {
-                p.as_str().len() == s.len() && p.as_str().chars().map(norm).eq(s.chars().map(norm))
-            })
+            .map(|p| (p.as_str(), p))
+            .chain(ProfileName::ALIASES.iter().copied())
+            .find(|(name, _)| same_name(name, s))
+            .map(|(_, p)| p)
             .ok_or_else(|| RingError::UnknownProfile(s.into()))
     }
+}
+
+/// Whether `given` spells `name`: `_` and `-` are interchangeable, case is ignored.
+pub(crate) fn same_name(name: &str, given: &str) -> bool {
+    let norm = |c: &u8| match c {
+        b'_' => b'-',
+        c => c.to_ascii_lowercase(),
+    };
+    name.len() == given.len()
+        && name
+            .as_bytes()
+            .iter()
+            .map(norm)
+            .eq(given.as_bytes().iter().map(norm))
 }
 
 /// How keys and server strings are hashed onto the circle.
@@ -237,17 +265,14 @@ impl Profile {
         p
     }
 
-    /// twemproxy's ketama with `hash: md5`. Give a server's alias as its node name when the
-    /// pool uses aliases; otherwise `host:port` (port 11211 is dropped, as in libmemcached).
+    /// The old name of [`Profile::libmemcached`], whose ring it always was: twemproxy's
+    /// `hash: md5` ketama for servers without an alias. For nutcracker's own rules use the
+    /// `twemproxy` engine (`keyroute::engine::Router`, feature `fleet`).
+    #[deprecated(
+        note = "use Profile::libmemcached() (the same ring), or the `twemproxy` engine for nutcracker's exact rules"
+    )]
     pub const fn twemproxy() -> Self {
-        let mut p = Self::ketama(
-            ProfileName::Twemproxy,
-            WeightRule::MemcachedF32,
-            Lookup::AtLeast,
-            Ties::FirstNode,
-        );
-        p.default_port = Some(11211);
-        p
+        Self::libmemcached()
     }
 
     /// PyPI `uhashring`, `hash_fn='ketama'` (40 vnodes, 4 points per digest).
@@ -289,7 +314,6 @@ impl Profile {
             ProfileName::Native => Self::native(),
             ProfileName::Libketama => Self::libketama(),
             ProfileName::Libmemcached => Self::libmemcached(),
-            ProfileName::Twemproxy => Self::twemproxy(),
             ProfileName::Uhashring => Self::uhashring(),
             ProfileName::NodeHashring => Self::node_hashring(),
             ProfileName::HashRing => Self::hash_ring(),
@@ -503,6 +527,10 @@ mod tests {
             Some(ProfileName::HashRing)
         );
         assert!("ketama2".parse::<ProfileName>().is_err());
+        assert_eq!(
+            "Twemproxy".parse::<ProfileName>().ok(),
+            Some(ProfileName::Libmemcached)
+        );
     }
 
     #[test]
