@@ -68,11 +68,7 @@ impl fmt::Display for EngineError {
                     "unknown engine or profile {}; expected one of ",
                     Quoted(name)
                 )?;
-                for (i, n) in super::NAMES.iter().enumerate() {
-                    f.write_str(if i == 0 { "" } else { ", " })?;
-                    f.write_str(n)?;
-                }
-                Ok(())
+                f.write_str(super::registry::NAMES_TEXT)
             }
             EngineError::BadOption {
                 engine,

@@ -101,9 +101,9 @@ impl Options {
         let Some(v) = self.take(name) else {
             return Ok(None);
         };
-        match v.trim().parse::<i128>() {
-            Ok(n) => Ok(Some(n)),
-            Err(_) => Err(self.bad(name, format!("{v:?} is not an integer"))),
+        match parse_i128(v.trim().as_bytes()) {
+            Some(n) => Ok(Some(n)),
+            None => Err(self.bad(name, format!("{v:?} is not an integer"))),
         }
     }
 
@@ -156,7 +156,7 @@ impl Options {
             return Ok(());
         };
         let mut reason = String::from("this engine does not take it; ");
-        match super::EngineEntry::named(self.engine).map(|e| e.options()) {
+        match super::EngineEntry::named(self.engine).map(|e| e.option_names()) {
             Ok([]) => reason.push_str("it takes no options"),
             Ok(taken) => {
                 reason.push_str("it takes ");
@@ -164,11 +164,75 @@ impl Options {
                     if k > 0 {
                         reason.push_str(", ");
                     }
-                    reason.push_str(o.name());
+                    reason.push_str(o);
                 }
             }
             Err(_) => reason.push_str("see `keyroute route --help` for each engine's options"),
         }
         Err(self.bad(&i.0.to_string(), reason))
+    }
+}
+
+/// `text` as an integer of 128 bits (a `-` or `+` first, then digits), as `i128::from_str`
+/// reads it, without its overflow-checked 128-bit multiply (a 1.3 KB libcall in the
+/// fleet's .wasm): times ten is two shifts.
+fn parse_i128(text: &[u8]) -> Option<i128> {
+    let (negative, digits) = match text {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut n: u128 = 0;
+    for &c in digits {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 || n > (u128::MAX - 9) / 10 {
+            return None;
+        }
+        n = (n << 3) + (n << 1) + u128::from(d);
+    }
+    if negative {
+        // -2^127 is the one value whose magnitude is no i128.
+        (n <= 1 << 127).then(|| (n as i128).wrapping_neg())
+    } else {
+        i128::try_from(n).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_i128;
+    use alloc::format;
+
+    #[test]
+    fn parse_i128_reads_what_from_str_reads() {
+        let mut cases = alloc::vec![
+            "",
+            "-",
+            "+",
+            "0",
+            "-0",
+            "+7",
+            "12a",
+            " 1",
+            "1 ",
+            "--1",
+            "99999999999999999999",
+        ];
+        let edges = [
+            format!("{}", i128::MAX),
+            format!("{}", i128::MIN),
+            format!("{}0", i128::MAX),
+            format!("{}", i128::MAX.unsigned_abs() + 1),
+            format!("-{}", i128::MIN.unsigned_abs() + 1),
+            format!("{}", u128::MAX),
+            format!("{}9", u128::MAX),
+        ];
+        cases.extend(edges.iter().map(|s| s.as_str()));
+        for c in cases {
+            assert_eq!(parse_i128(c.as_bytes()), c.parse::<i128>().ok(), "{c:?}");
+        }
     }
 }

@@ -8,7 +8,7 @@
 use alloc::vec::Vec;
 
 use super::{check_nodes, EngineError, Kind, Options, Router};
-use crate::ring::profile::same_name;
+use crate::ring::profile::{join, joined_len, same_name, utf8};
 use crate::ring::{NodeSpec, Profile, ProfileName, ProfileOptions, Ring};
 
 use super::fleet::{clients, envoy, haproxy, java, nginx, pymemcache, twemproxy};
@@ -94,8 +94,8 @@ enum Build {
 /// use keyroute::ring::parse_nodes;
 /// let e = EngineEntry::named("nutcracker")?;
 /// assert_eq!(e.name(), "twemproxy");
-/// let names: Vec<&str> = e.options().iter().map(|o| o.name()).collect();
-/// assert_eq!(names, ["hash", "distribution", "hash_tag"]);
+/// assert_eq!(e.option_names(), ["hash", "distribution", "hash_tag"]);
+/// assert!(e.options()[1].doc().contains("modula"));
 /// let r = e.build(&parse_nodes("10.0.0.1:11211,10.0.0.2:11211")?, &[("hash", "fnv1a_64")])?;
 /// assert_eq!(r.name(), "twemproxy");
 /// assert!(r.get(b"user:1").is_some());
@@ -106,9 +106,17 @@ pub struct EngineEntry {
     name: &'static str,
     aliases: &'static [&'static str],
     kind: EntryKind,
+    options: &'static [&'static str],
+    build: Build,
+}
+
+/// An entry's words for people: what it reproduces and each option's values and default.
+/// A table of its own ([`DOCS`], beside [`TABLE`], both from the one list of
+/// `registry!`), so that a build which never shows them (the fleet's .wasm) does not
+/// carry them: about 1 KB gzipped.
+struct EntryDoc {
     peer: &'static str,
     options: &'static [OptionDoc],
-    build: Build,
 }
 
 impl core::fmt::Debug for EngineEntry {
@@ -153,13 +161,22 @@ impl EngineEntry {
     pub const fn kind(&self) -> EntryKind {
         self.kind
     }
-    /// The peer it reproduces (or what it is), in a line.
-    pub const fn peer(&self) -> &'static str {
-        self.peer
-    }
-    /// The options it takes, in documentation order (none for some).
-    pub const fn options(&self) -> &'static [OptionDoc] {
+    /// The names of the options it takes, in documentation order (none for some).
+    pub const fn option_names(&self) -> &'static [&'static str] {
         self.options
+    }
+
+    fn doc(&self) -> &'static EntryDoc {
+        let i = TABLE.iter().position(|e| e.name == self.name);
+        &DOCS[i.unwrap_or(0)]
+    }
+    /// The peer it reproduces (or what it is), in a line.
+    pub fn peer(&self) -> &'static str {
+        self.doc().peer
+    }
+    /// The options it takes with their values and defaults, in documentation order.
+    pub fn options(&self) -> &'static [OptionDoc] {
+        self.doc().options
     }
 
     /// The router over `nodes` with `options` as `(name, value)` text.
@@ -200,301 +217,160 @@ fn ring(profile: ProfileName, nodes: &[NodeSpec], o: &mut Options) -> Result<Kin
     Ok(Kind::Ring(ring))
 }
 
-const fn opt(name: &'static str, doc: &'static str) -> OptionDoc {
-    OptionDoc { name, doc }
+/// The registry's one list, made into [`TABLE`] (what builds) and [`DOCS`] (what people
+/// read), row for row. A row:
+///
+/// `KIND NAME [ALIASES] "what it reproduces" { "option": "values (default)", ... } BUILD`
+///
+/// with KIND `engine` or `fleet` (NAME a string, BUILD a function) or `ring` (NAME a
+/// [`ProfileName`] variant, no BUILD).
+macro_rules! registry {
+    ($( ($($row:tt)*) )*) => {
+        const TABLE: &[EngineEntry] = &[$(registry!(@entry $($row)*)),*];
+        static DOCS: &[EntryDoc] = &[$(registry!(@doc $($row)*)),*];
+    };
+    (@entry ring $p:ident [$($alias:literal),*] $peer:literal
+        { $($opt:literal: $doc:literal),* $(,)? }) => {
+        EngineEntry {
+            name: ProfileName::$p.as_str(),
+            aliases: &[$($alias),*],
+            kind: EntryKind::RingProfile,
+            options: &[$($opt),*],
+            build: Build::Ring(ProfileName::$p),
+        }
+    };
+    (@entry $kind:ident $name:literal [$($alias:literal),*] $peer:literal
+        { $($opt:literal: $doc:literal),* $(,)? } $build:path) => {
+        EngineEntry {
+            name: $name,
+            aliases: &[$($alias),*],
+            kind: registry!(@kind $kind),
+            options: &[$($opt),*],
+            build: Build::Nodes($build),
+        }
+    };
+    (@kind engine) => { EntryKind::Engine };
+    (@kind fleet) => { EntryKind::FleetProfile };
+    (@doc $kind:ident $name:tt [$($alias:literal),*] $peer:literal
+        { $($opt:literal: $doc:literal),* $(,)? } $($build:path)?) => {
+        EntryDoc {
+            peer: $peer,
+            options: &[$(OptionDoc { name: $opt, doc: $doc }),*],
+        }
+    };
 }
 
-const fn engine(
-    name: &'static str,
-    peer: &'static str,
-    options: &'static [OptionDoc],
-    build: fn(&'static str, Vec<NodeSpec>, &mut Options) -> Result<Kind, EngineError>,
-) -> EngineEntry {
-    EngineEntry {
-        name,
-        aliases: &[],
-        kind: EntryKind::Engine,
-        peer,
-        options,
-        build: Build::Nodes(build),
-    }
+// Every name `Router::build` knows, in documentation order: the engines, the fleet
+// profiles, then the ketama family and `native` of `crate::ring`.
+registry! {
+    (engine "jump" [] "jump consistent hash (Lamping and Veach)" {
+        "hash": "the key hash: xxh64 (seed 0), murmur3_128, murmur3_32, crc32 (xxh64)",
+    } jump::build_paper)
+    (engine "guava-jump" [] "Guava's Hashing.consistentHash (its own jump, which differs)" {
+        "hash": "the key hash: murmur3_128, murmur3_32, xxh64, crc32 (murmur3_128)",
+    } jump::build_guava)
+    (engine "rendezvous" [] "weighted rendezvous (HRW) hashing, XXH64, with top-k" {
+        "hash_tag": "hash only the `{tag}` of a key (false)",
+    } rendezvous::build)
+    (engine "maglev" [] "Maglev's lookup table (Envoy's), sized for little disruption" {
+        "table_size": "a prime above the number of nodes (the smallest prime >= max(100 x nodes, 65537))",
+    } maglev::build)
+    (fleet "nginx" []
+        "nginx `hash $key consistent` (1.7.11+; node names are `server` strings as written)"
+        {} nginx::build_consistent)
+    (fleet "nginx-hash" [] "nginx plain `hash $key`" {} nginx::build_plain)
+    (fleet "haproxy" [] "HAProxy 2.6 `hash-type consistent`" {
+        "hash": "sdbm, djb2, wt6, crc32, or source for `balance source` (the key is an IP address) (sdbm)",
+        "avalanche": "HAProxy's `avalanche` (true without `hash`)",
+    } haproxy::build_consistent)
+    (fleet "haproxy-map" [] "HAProxy 2.6 `hash-type map-based`" {
+        "hash": "sdbm, djb2, wt6, crc32, or source for `balance source` (the key is an IP address) (sdbm)",
+        "avalanche": "HAProxy's `avalanche` (false)",
+    } haproxy::build_map)
+    (fleet "twemproxy" ["nutcracker"]
+        "twemproxy (nutcracker 0.5.0): aliases hashed verbatim, 272-byte point strings" {
+        "hash": "md5, one_at_a_time, crc16, crc32, crc32a, fnv1_64, fnv1a_64, fnv1_32, fnv1a_32, hsieh, murmur, jenkins (md5)",
+        "distribution": "ketama, modula (ketama)",
+        "hash_tag": "two characters, e.g. {} (none)",
+    } twemproxy::build)
+    (fleet "java-hashcode" [] "a Java skip-list ring of String.hashCode points" {
+        "vnodes": "points per node, 1..65536 (150)",
+    } java::build_hashcode)
+    (fleet "spymemcached" [] "spymemcached's KetamaNodeLocator" {
+        "format": "how node names are hashed: spymemcached, libmemcached (spymemcached)",
+        "hash": "ketama, native, crc, fnv1_64, fnv1a_64, fnv1_32, fnv1a_32 (ketama)",
+    } java::build_spymemcached)
+    (fleet "spymemcached-weighted" [] "spymemcached's KetamaNodeLocator with weights" {
+        "format": "how node names are hashed: spymemcached, libmemcached (spymemcached)",
+        "hash": "ketama, native, crc, fnv1_64, fnv1a_64, fnv1_32, fnv1a_32 (ketama)",
+    } java::build_spymemcached_weighted)
+    (fleet "jedis" [] "Jedis' Sharded (2.x, 3.x) and JedisSharding (4.x)" {
+        "version": "2, 3, 4 (3)",
+        "naming": "unnamed, named (unnamed)",
+        "hash": "murmur, md5 (murmur)",
+    } java::build_jedis)
+    (fleet "envoy-ring" [] "Envoy's RING_HASH load balancer" {
+        "hash": "xx_hash, murmur_hash_2 (xx_hash)",
+        "min_ring_size": "1..8388608 (1024)",
+        "max_ring_size": "1..8388608 (8388608)",
+    } envoy::build_ring)
+    (fleet "envoy-maglev" [] "Envoy's MAGLEV load balancer" {
+        "table_size": "a prime above the number of nodes (65537)",
+    } envoy::build_maglev)
+    (fleet "go-redis" [] "go-redis' Ring (rendezvous over XXH64, `{tag}` keys)" {}
+        clients::build_go_redis)
+    (fleet "groupcache" [] "groupcache's consistenthash" {
+        "replicas": "points per node (50)",
+    } clients::build_groupcache)
+    (fleet "dubbo" [] "Dubbo's ConsistentHashLoadBalance" {
+        "replicas": "`hash.nodes`, 4..65536 (160)",
+    } clients::build_dubbo)
+    (fleet "redis-rb" [] "redis-rb's HashRing (Redis::Distributed)" {
+        "replicas": "points per node (160)",
+        "hash_tag": "hash only the `{tag}` of a key (true)",
+    } clients::build_redis_rb)
+    (fleet "predis" [] "Predis' HashRing" {
+        "replicas": "points per node (128)",
+        "hash_tag": "hash only the `{tag}` of a key (true)",
+    } clients::build_predis)
+    (fleet "predis-ketama" [] "Predis' KetamaRing" {
+        "hash_tag": "hash only the `{tag}` of a key (true)",
+    } clients::build_predis_ketama)
+    (fleet "pymemcache" [] "pymemcache's RendezvousHash (HashClient's default)" {
+        "seed": "RendezvousHash(seed=...), 0..4294967295 (0)",
+        "bytes_keys": "keys given to pymemcache as bytes (false: str)",
+    } pymemcache::build)
+    (ring Native [] "keyroute's own ring: SipHash-1-3, 64-bit points" {
+        "vnodes": "points per unit of weight, 1..65536 (160)",
+    })
+    (ring Libketama [] "RJ's libketama (PyPI ketama)" {
+        "vnodes": "digests per server at equal weights, 1..65536 (40)",
+        "points_per_digest": "points per MD5 digest, 1..4 (4)",
+        "default_port": "port left out of hashed server strings (none; 0 for none)",
+    })
+    (ring Libmemcached []
+        "libmemcached's weighted ketama; twemproxy's ring for servers without an alias" {
+        "vnodes": "digests per server at equal weights, 1..65536 (40)",
+        "points_per_digest": "points per MD5 digest, 1..4 (4)",
+        "default_port": "port left out of hashed server strings (11211; 0 for none)",
+    })
+    (ring Uhashring [] "PyPI uhashring, hash_fn='ketama'" {
+        "vnodes": "digests per server at equal weights, 1..65536 (40)",
+        "points_per_digest": "points per MD5 digest, 1..4 (4)",
+        "default_port": "port left out of hashed server strings (none; 0 for none)",
+    })
+    (ring NodeHashring []
+        "npm hashring 3.x (points_per_digest 3: its compatibility: 'hash_ring')" {
+        "vnodes": "digests per server at equal weights, 1..65536 (40)",
+        "points_per_digest": "points per MD5 digest, 1..4 (4)",
+        "default_port": "port left out of hashed server strings (none; 0 for none)",
+    })
+    (ring HashRing [] "PyPI hash_ring" {
+        "vnodes": "digests per server at equal weights, 1..65536 (40)",
+        "points_per_digest": "points per MD5 digest, 1..4 (3)",
+        "default_port": "port left out of hashed server strings (none; 0 for none)",
+    })
 }
-
-const fn fleet(
-    name: &'static str,
-    peer: &'static str,
-    options: &'static [OptionDoc],
-    build: fn(&'static str, Vec<NodeSpec>, &mut Options) -> Result<Kind, EngineError>,
-) -> EngineEntry {
-    EngineEntry {
-        name,
-        aliases: &[],
-        kind: EntryKind::FleetProfile,
-        peer,
-        options,
-        build: Build::Nodes(build),
-    }
-}
-
-const fn ring_profile(
-    profile: ProfileName,
-    peer: &'static str,
-    options: &'static [OptionDoc],
-) -> EngineEntry {
-    EngineEntry {
-        name: profile.as_str(),
-        aliases: &[],
-        kind: EntryKind::RingProfile,
-        peer,
-        options,
-        build: Build::Ring(profile),
-    }
-}
-
-const fn aka(mut e: EngineEntry, aliases: &'static [&'static str]) -> EngineEntry {
-    e.aliases = aliases;
-    e
-}
-
-const VNODES_40: OptionDoc = opt(
-    "vnodes",
-    "digests per server at equal weights, 1..65536 (40)",
-);
-const POINTS_4: OptionDoc = opt("points_per_digest", "points per MD5 digest, 1..4 (4)");
-const NO_PORT: OptionDoc = opt(
-    "default_port",
-    "port left out of hashed server strings (none; 0 for none)",
-);
-const KETAMA: &[OptionDoc] = &[VNODES_40, POINTS_4, NO_PORT];
-const REPLICAS_160: OptionDoc = opt("replicas", "points per node (160)");
-const HASH_TAG_TRUE: OptionDoc = opt("hash_tag", "hash only the `{tag}` of a key (true)");
-
-/// Every name [`Router::build`] knows, in documentation order: the engines, the fleet
-/// profiles, then the ketama family and `native` of [`crate::ring`].
-const TABLE: &[EngineEntry] = &[
-    engine(
-        "jump",
-        "jump consistent hash (Lamping and Veach)",
-        &[opt(
-            "hash",
-            "the key hash: xxh64 (seed 0), murmur3_128, murmur3_32, crc32 (xxh64)",
-        )],
-        jump::build_paper,
-    ),
-    engine(
-        "guava-jump",
-        "Guava's Hashing.consistentHash (its own jump, which differs)",
-        &[opt(
-            "hash",
-            "the key hash: murmur3_128, murmur3_32, xxh64, crc32 (murmur3_128)",
-        )],
-        jump::build_guava,
-    ),
-    engine(
-        "rendezvous",
-        "weighted rendezvous (HRW) hashing, XXH64, with top-k",
-        &[opt("hash_tag", "hash only the `{tag}` of a key (false)")],
-        rendezvous::build,
-    ),
-    engine(
-        "maglev",
-        "Maglev's lookup table (Envoy's), sized for little disruption",
-        &[opt(
-            "table_size",
-            "a prime above the number of nodes (the smallest prime >= max(100 x nodes, 65537))",
-        )],
-        maglev::build,
-    ),
-    fleet(
-        "nginx",
-        "nginx `hash $key consistent` (1.7.11+; node names are `server` strings as written)",
-        &[],
-        nginx::build_consistent,
-    ),
-    fleet("nginx-hash", "nginx plain `hash $key`", &[], nginx::build_plain),
-    fleet(
-        "haproxy",
-        "HAProxy 2.6 `hash-type consistent`",
-        &[
-            opt(
-                "hash",
-                "sdbm, djb2, wt6, crc32, or source for `balance source` (the key is an IP address) (sdbm)",
-            ),
-            opt("avalanche", "HAProxy's `avalanche` (true without `hash`)"),
-        ],
-        haproxy::build_consistent,
-    ),
-    fleet(
-        "haproxy-map",
-        "HAProxy 2.6 `hash-type map-based`",
-        &[
-            opt(
-                "hash",
-                "sdbm, djb2, wt6, crc32, or source for `balance source` (the key is an IP address) (sdbm)",
-            ),
-            opt("avalanche", "HAProxy's `avalanche` (false)"),
-        ],
-        haproxy::build_map,
-    ),
-    aka(
-        fleet(
-            "twemproxy",
-            "twemproxy (nutcracker 0.5.0): aliases hashed verbatim, 272-byte point strings",
-            &[
-                opt(
-                    "hash",
-                    "md5, one_at_a_time, crc16, crc32, crc32a, fnv1_64, fnv1a_64, fnv1_32, fnv1a_32, hsieh, murmur, jenkins (md5)",
-                ),
-                opt("distribution", "ketama, modula (ketama)"),
-                opt("hash_tag", "two characters, e.g. {} (none)"),
-            ],
-            twemproxy::build,
-        ),
-        &["nutcracker"],
-    ),
-    fleet(
-        "java-hashcode",
-        "a Java skip-list ring of String.hashCode points",
-        &[opt("vnodes", "points per node, 1..65536 (150)")],
-        java::build_hashcode,
-    ),
-    fleet(
-        "spymemcached",
-        "spymemcached's KetamaNodeLocator",
-        &[SPY_FORMAT, SPY_HASH],
-        java::build_spymemcached,
-    ),
-    fleet(
-        "spymemcached-weighted",
-        "spymemcached's KetamaNodeLocator with weights",
-        &[SPY_FORMAT, SPY_HASH],
-        java::build_spymemcached_weighted,
-    ),
-    fleet(
-        "jedis",
-        "Jedis' Sharded (2.x, 3.x) and JedisSharding (4.x)",
-        &[
-            opt("version", "2, 3, 4 (3)"),
-            opt("naming", "unnamed, named (unnamed)"),
-            opt("hash", "murmur, md5 (murmur)"),
-        ],
-        java::build_jedis,
-    ),
-    fleet(
-        "envoy-ring",
-        "Envoy's RING_HASH load balancer",
-        &[
-            opt("hash", "xx_hash, murmur_hash_2 (xx_hash)"),
-            opt("min_ring_size", "1..8388608 (1024)"),
-            opt("max_ring_size", "1..8388608 (8388608)"),
-        ],
-        envoy::build_ring,
-    ),
-    fleet(
-        "envoy-maglev",
-        "Envoy's MAGLEV load balancer",
-        &[opt(
-            "table_size",
-            "a prime above the number of nodes (65537)",
-        )],
-        envoy::build_maglev,
-    ),
-    fleet(
-        "go-redis",
-        "go-redis' Ring (rendezvous over XXH64, `{tag}` keys)",
-        &[],
-        clients::build_go_redis,
-    ),
-    fleet(
-        "groupcache",
-        "groupcache's consistenthash",
-        &[opt("replicas", "points per node (50)")],
-        clients::build_groupcache,
-    ),
-    fleet(
-        "dubbo",
-        "Dubbo's ConsistentHashLoadBalance",
-        &[opt("replicas", "`hash.nodes`, 4..65536 (160)")],
-        clients::build_dubbo,
-    ),
-    fleet(
-        "redis-rb",
-        "redis-rb's HashRing (Redis::Distributed)",
-        &[REPLICAS_160, HASH_TAG_TRUE],
-        clients::build_redis_rb,
-    ),
-    fleet(
-        "predis",
-        "Predis' HashRing",
-        &[opt("replicas", "points per node (128)"), HASH_TAG_TRUE],
-        clients::build_predis,
-    ),
-    fleet(
-        "predis-ketama",
-        "Predis' KetamaRing",
-        &[HASH_TAG_TRUE],
-        clients::build_predis_ketama,
-    ),
-    fleet(
-        "pymemcache",
-        "pymemcache's RendezvousHash (HashClient's default)",
-        &[
-            opt("seed", "RendezvousHash(seed=...), 0..4294967295 (0)"),
-            opt("bytes_keys", "keys given to pymemcache as bytes (false: str)"),
-        ],
-        pymemcache::build,
-    ),
-    ring_profile(
-        ProfileName::Native,
-        "keyroute's own ring: SipHash-1-3, 64-bit points",
-        &[opt("vnodes", "points per unit of weight, 1..65536 (160)")],
-    ),
-    ring_profile(
-        ProfileName::Libketama,
-        "RJ's libketama (PyPI ketama)",
-        KETAMA,
-    ),
-    ring_profile(
-        ProfileName::Libmemcached,
-        "libmemcached's weighted ketama; twemproxy's ring for servers without an alias",
-        &[
-            VNODES_40,
-            POINTS_4,
-            opt(
-                "default_port",
-                "port left out of hashed server strings (11211; 0 for none)",
-            ),
-        ],
-    ),
-    ring_profile(
-        ProfileName::Uhashring,
-        "PyPI uhashring, hash_fn='ketama'",
-        KETAMA,
-    ),
-    ring_profile(
-        ProfileName::NodeHashring,
-        "npm hashring 3.x (points_per_digest 3: its compatibility: 'hash_ring')",
-        KETAMA,
-    ),
-    ring_profile(
-        ProfileName::HashRing,
-        "PyPI hash_ring",
-        &[
-            VNODES_40,
-            opt("points_per_digest", "points per MD5 digest, 1..4 (3)"),
-            NO_PORT,
-        ],
-    ),
-];
-
-const SPY_FORMAT: OptionDoc = opt(
-    "format",
-    "how node names are hashed: spymemcached, libmemcached (spymemcached)",
-);
-const SPY_HASH: OptionDoc = opt(
-    "hash",
-    "ketama, native, crc, fnv1_64, fnv1a_64, fnv1_32, fnv1a_32 (ketama)",
-);
 
 /// Every entry, in documentation order (the engines, the fleet profiles, then the ring
 /// profiles).
@@ -520,6 +396,11 @@ const NAME_LIST: [&str; TABLE.len()] = names();
 /// The names [`Router::build`] knows, in documentation order: the engines, then the
 /// fleet profiles, then the ketama family of [`crate::ring`] (the names of [`ENTRIES`]).
 pub const NAMES: &[&str] = &NAME_LIST;
+
+const NAMES_JOINED: [u8; joined_len(&NAME_LIST)] = join(&NAME_LIST);
+
+/// Every name, `", "` between them (for messages).
+pub(crate) const NAMES_TEXT: &str = utf8(&NAMES_JOINED);
 
 /// How many entries come before the ring profiles: the engines and fleet profiles.
 const fn engines_and_fleet() -> usize {
@@ -568,6 +449,7 @@ mod tests {
         let want: Vec<&str> = ProfileName::ALL.iter().map(|p| p.as_str()).collect();
         assert_eq!(rings, want);
         assert_eq!(FLEET_NAMES.len() + rings.len(), NAMES.len());
+        assert_eq!(NAMES_TEXT, NAMES.join(", "));
         assert!(FLEET_NAMES.iter().all(|n| !rings.contains(n)));
     }
 
@@ -579,7 +461,11 @@ mod tests {
         let nodes = crate::ring::parse_nodes("10.0.0.1:11211,10.0.0.2:11211").expect("nodes");
         for e in ENTRIES {
             assert!(e.build(&nodes, &[]).is_ok(), "{}", e.name);
-            for o in e.options {
+            let documented: Vec<&str> = e.options().iter().map(|o| o.name).collect();
+            assert_eq!(documented, e.option_names(), "{}", e.name);
+            assert!(!e.peer().is_empty(), "{}", e.name);
+            for o in e.options() {
+                assert!(!o.doc.is_empty(), "{}", e.name);
                 let err = e
                     .build(&nodes, &[(o.name, "\u{1}")])
                     .expect_err(o.name)
@@ -602,7 +488,6 @@ mod tests {
                 Build::Nodes(b) => b(e.name, nodes.clone(), &mut asked),
             };
             let asked: Vec<String> = asked.asked().collect();
-            let documented: Vec<&str> = e.options.iter().map(|o| o.name).collect();
             match e.kind {
                 // Every ring profile reads all three; Profile::from_options refuses the
                 // ones it does not take with its own reason.

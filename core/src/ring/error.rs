@@ -96,11 +96,7 @@ impl fmt::Display for RingError {
             RingError::UnknownNode(n) => write!(f, "node {} is not on the ring", Quoted(n)),
             RingError::UnknownProfile(p) => {
                 write!(f, "unknown profile {}; expected one of ", Quoted(p))?;
-                for (i, n) in super::ProfileName::ALL.iter().enumerate() {
-                    f.write_str(if i == 0 { "" } else { ", " })?;
-                    f.write_str(n.as_str())?;
-                }
-                Ok(())
+                f.write_str(super::profile::PROFILE_NAMES_TEXT)
             }
             RingError::TooManyPoints(p) => write!(
                 f,

@@ -86,28 +86,87 @@ impl FromStr for ProfileName {
     /// Parses a profile name or one of its [`ProfileName::ALIASES`]; `_` and `-` are
     /// interchangeable, case is ignored.
     fn from_str(s: &str) -> Result<Self, RingError> {
-        ProfileName::ALL
-            .into_iter()
-            .map(|p| (p.as_str(), p))
-            .chain(ProfileName::ALIASES.iter().copied())
-            .find(|(name, _)| same_name(name, s))
-            .map(|(_, p)| p)
-            .ok_or_else(|| RingError::UnknownProfile(s.into()))
+        for p in ProfileName::ALL {
+            if same_name(p.as_str(), s) {
+                return Ok(p);
+            }
+        }
+        for &(alias, p) in ProfileName::ALIASES {
+            if same_name(alias, s) {
+                return Ok(p);
+            }
+        }
+        Err(RingError::UnknownProfile(s.into()))
     }
 }
 
+/// The length of `names` joined by `", "`.
+pub(crate) const fn joined_len(names: &[&str]) -> usize {
+    let mut len = 0;
+    let mut i = 0;
+    while i < names.len() {
+        len += names[i].len() + if i == 0 { 0 } else { 2 };
+        i += 1;
+    }
+    len
+}
+
+/// `names` joined by `", "` at compile time (`N` is [`joined_len`]): lists of names in
+/// messages cost no code.
+pub(crate) const fn join<const N: usize>(names: &[&str]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let (mut at, mut i) = (0, 0);
+    while i < names.len() {
+        if i > 0 {
+            out[at] = b',';
+            out[at + 1] = b' ';
+            at += 2;
+        }
+        let name = names[i].as_bytes();
+        let mut k = 0;
+        while k < name.len() {
+            out[at] = name[k];
+            at += 1;
+            k += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `bytes` as text, at compile time.
+pub(crate) const fn utf8(bytes: &[u8]) -> &str {
+    match core::str::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(_) => panic!("names are UTF-8"),
+    }
+}
+
+const PROFILE_NAMES: [&str; ProfileName::ALL.len()] = {
+    let mut out = [""; ProfileName::ALL.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = ProfileName::ALL[i].as_str();
+        i += 1;
+    }
+    out
+};
+const PROFILE_NAMES_JOINED: [u8; joined_len(&PROFILE_NAMES)] = join(&PROFILE_NAMES);
+
+/// Every profile name, `", "` between them (for messages).
+pub(crate) const PROFILE_NAMES_TEXT: &str = utf8(&PROFILE_NAMES_JOINED);
+
 /// Whether `given` spells `name`: `_` and `-` are interchangeable, case is ignored.
 pub(crate) fn same_name(name: &str, given: &str) -> bool {
-    let norm = |c: &u8| match c {
+    let norm = |c: u8| match c {
         b'_' => b'-',
         c => c.to_ascii_lowercase(),
     };
     name.len() == given.len()
         && name
-            .as_bytes()
-            .iter()
-            .map(norm)
-            .eq(given.as_bytes().iter().map(norm))
+            .bytes()
+            .zip(given.bytes())
+            .all(|(a, b)| norm(a) == norm(b))
 }
 
 /// How keys and server strings are hashed onto the circle.
@@ -531,6 +590,8 @@ mod tests {
             "Twemproxy".parse::<ProfileName>().ok(),
             Some(ProfileName::Libmemcached)
         );
+        let names: alloc::vec::Vec<&str> = ProfileName::ALL.iter().map(|p| p.as_str()).collect();
+        assert_eq!(PROFILE_NAMES_TEXT, names.join(", "));
     }
 
     #[test]
