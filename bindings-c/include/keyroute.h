@@ -1110,8 +1110,8 @@ enum keyroute_status keyroute_slot_map_apply_redirect(struct keyroute_slot_map *
 
 /**
  * Builds an empty ring of profile `profile` (`"native"`, `"libketama"`,
- * `"libmemcached"`, `"twemproxy"`, `"uhashring"`, `"node-hashring"`, `"hash_ring"`;
- * case-insensitive, `-` and `_` interchangeable) with `options` (NULL = defaults), and
+ * `"libmemcached"`, `"uhashring"`, `"node-hashring"`, `"hash_ring"`, and `"twemproxy"`,
+ * the old name of `"libmemcached"`; case-insensitive, `-` and `_` interchangeable) with `options` (NULL = defaults), and
  * writes it to `*out`. Free it with `keyroute_ring_free()`.
  *
  * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_BAD_UTF8`, `KEYROUTE_UNKNOWN_PROFILE`,

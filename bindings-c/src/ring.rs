@@ -3,6 +3,7 @@
 
 use std::ffi::{c_char, CStr, CString};
 use std::ptr;
+use std::sync::OnceLock;
 
 use keyroute_core::ring::{
     checked_weight, diff, parse_nodes, Diff, Profile, ProfileName, ProfileOptions, Ring, NO_NODE,
@@ -107,8 +108,8 @@ unsafe fn profile_of(
 }
 
 /// Builds an empty ring of profile `profile` (`"native"`, `"libketama"`,
-/// `"libmemcached"`, `"twemproxy"`, `"uhashring"`, `"node-hashring"`, `"hash_ring"`;
-/// case-insensitive, `-` and `_` interchangeable) with `options` (NULL = defaults), and
+/// `"libmemcached"`, `"uhashring"`, `"node-hashring"`, `"hash_ring"`, and `"twemproxy"`,
+/// the old name of `"libmemcached"`; case-insensitive, `-` and `_` interchangeable) with `options` (NULL = defaults), and
 /// writes it to `*out`. Free it with `keyroute_ring_free()`.
 ///
 /// Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_BAD_UTF8`, `KEYROUTE_UNKNOWN_PROFILE`,
@@ -389,17 +390,18 @@ pub unsafe extern "C" fn keyroute_ring_point_count(ring: *const keyroute_ring) -
     guard_or(0, || Ok(unsafe { get(ring, "ring") }?.ring.point_count()))
 }
 
-/// The canonical name of a profile, NUL-terminated.
+/// The canonical name of a profile, NUL-terminated: core's `ProfileName::as_str`, made
+/// once per process (the C binding keeps no list of names of its own).
 fn profile_name(name: ProfileName) -> &'static CStr {
-    match name {
-        ProfileName::Native => c"native",
-        ProfileName::Libketama => c"libketama",
-        ProfileName::Libmemcached => c"libmemcached",
-        ProfileName::Twemproxy => c"twemproxy",
-        ProfileName::Uhashring => c"uhashring",
-        ProfileName::NodeHashring => c"node-hashring",
-        ProfileName::HashRing => c"hash_ring",
-    }
+    static NAMES: OnceLock<Vec<CString>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        ProfileName::ALL
+            .iter()
+            .map(|p| CString::new(p.as_str()).unwrap_or_default())
+            .collect()
+    });
+    let i = ProfileName::ALL.iter().position(|&p| p == name);
+    names.get(i.unwrap_or(0)).map_or(c"", |n| n.as_c_str())
 }
 
 /// The canonical name of the ring's profile (static storage), or NULL for NULL or an

@@ -412,6 +412,10 @@ static void test_ring_errors(void)
     ST(keyroute_ring_new("NODE_HASHRING", NULL, &r), KEYROUTE_OK);
     CHECK(strcmp(keyroute_ring_profile(r), "node-hashring") == 0);
     ST(keyroute_ring_free(r), KEYROUTE_OK);
+    /* "twemproxy", the old name of the libmemcached ring, still builds it */
+    ST(keyroute_ring_new("twemproxy", NULL, &r), KEYROUTE_OK);
+    CHECK(strcmp(keyroute_ring_profile(r), "libmemcached") == 0);
+    ST(keyroute_ring_free(r), KEYROUTE_OK);
     CHECK(keyroute_ring_profile(NULL) == NULL);
 
     /* docs/design.md facts: 320 points, "test" on 127.0.0.1:11211 */

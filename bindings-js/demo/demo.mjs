@@ -41,8 +41,7 @@ function setStatus(text, error = false) {
 const PROFILE_NOTES = {
   native: 'SipHash-1-3, 64-bit points, 160 points per unit of weight: keyroute’s ring for new fleets.',
   libketama: 'RJ’s libketama: MD5, 4 points per digest, 40 digests per server at equal weight (f32/f64 mix).',
-  libmemcached: 'libmemcached weighted ketama: servers on port 11211 hash as “host”, others as “host:port”.',
-  twemproxy: 'twemproxy distribution: ketama, hash: md5 (as libmemcached).',
+  libmemcached: 'libmemcached weighted ketama: servers on port 11211 hash as “host”, others as “host:port” (also twemproxy’s ring, hash: md5, for servers without an alias).',
   uhashring: 'PyPI uhashring (ketama): integer weights, lookup strictly after the key’s hash.',
   'node-hashring': 'npm hashring 3.x: JS-double weights, first node wins ties.',
   hash_ring: 'PyPI hash_ring: 3 points per digest.',

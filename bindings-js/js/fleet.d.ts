@@ -9,6 +9,16 @@
 import type { ErrorCode } from './index.js';
 export type { ErrorCode, KeyrouteError } from './index.js';
 
+// BEGIN GENERATED: engine and profile names from core's registry (KEYROUTE_UPDATE_DOCS=1 cargo test -p keyroute --test names)
+/** Every engine, fleet profile and ring profile (`ENGINES`), as `Router.engine` names it. */
+export type EngineName =
+  | 'jump' | 'guava-jump' | 'rendezvous' | 'maglev' | 'nginx' | 'nginx-hash' | 'haproxy'
+  | 'haproxy-map' | 'twemproxy' | 'java-hashcode' | 'spymemcached' | 'spymemcached-weighted'
+  | 'jedis' | 'envoy-ring' | 'envoy-maglev' | 'go-redis' | 'groupcache' | 'dubbo' | 'redis-rb'
+  | 'predis' | 'predis-ketama' | 'pymemcache' | 'native' | 'libketama' | 'libmemcached'
+  | 'uhashring' | 'node-hashring' | 'hash_ring';
+// END GENERATED
+
 /** A key: a string (hashed as UTF-8) or bytes. */
 export type Key = string | Uint8Array;
 
@@ -34,10 +44,11 @@ export interface ConfigOptions {
 
 /** Any engine or fleet profile by name, or the pool of a proxy configuration. */
 export class Router {
-  constructor(engine: string, nodes: Nodes, options?: EngineOptions);
+  /** `engine`: one of ENGINES or an alias (`_` and `-` are interchangeable, case is ignored). */
+  constructor(engine: EngineName | string, nodes: Nodes, options?: EngineOptions);
   /** The pool (nginx upstream, HAProxy backend, twemproxy pool; omitted: the only one) of a configuration. */
   static fromConfig(config: string, pool?: string | null, options?: ConfigOptions): Router;
-  readonly engine: string;
+  readonly engine: EngineName;
   readonly names: string[];
   readonly weights: number[];
   readonly size: number;
@@ -69,7 +80,7 @@ export class Bounded {
 }
 
 /** Every engine and profile name. */
-export const ENGINES: readonly string[];
+export const ENGINES: readonly EngineName[];
 export const ERROR_CODES: Readonly<Record<ErrorCode, number>>;
 /** Loads the fleet .wasm (browsers); resolves at once in Node. */
 export function init(input?: unknown): Promise<unknown>;

@@ -74,12 +74,14 @@ export function liveHandles(): number;
  */
 export type Int = number | bigint;
 
-/** Ring profiles: `native` (SipHash, 64-bit points) and the bit-exact ketama family. */
+// BEGIN GENERATED: engine and profile names from core's registry (KEYROUTE_UPDATE_DOCS=1 cargo test -p keyroute --test names)
+/** Ring profiles (`PROFILES`): `native` (SipHash, 64-bit points) and the bit-exact ketama family. */
 export type ProfileName =
-  | 'native' | 'libketama' | 'libmemcached' | 'twemproxy' | 'uhashring' | 'node-hashring' | 'hash_ring';
+  | 'native' | 'libketama' | 'libmemcached' | 'uhashring' | 'node-hashring' | 'hash_ring';
+// END GENERATED
 
 export interface RingOptions {
-  /** Default `'native'`. `_` and `-` are interchangeable, case is ignored. */
+  /** Default `'native'`. `_` and `-` are interchangeable, case is ignored; `'twemproxy'` is the old name of `'libmemcached'`. */
   profile?: ProfileName | string;
   /** Points per unit of weight (native, default 160) or digests per server at equal weight (ketama, default 40). */
   vnodes?: Int;

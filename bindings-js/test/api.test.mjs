@@ -8,7 +8,9 @@ test('exports', () => {
   for (const name of ['Ring', 'diff', 'parseNodes', 'parseWeights', 'PROFILES', 'keySlot', 'keySlots', 'groupBySlot', 'hashTag', 'sideKey', 'SLOT_COUNT', 'SlotMap', 'ReshardPlan', 'Pool', 'SCRIPTS', 'LEAST_USED_SCRIPT', 'LEAST_USED_SHA1', 'ERROR_CODES', 'LIMITS', 'liveHandles', 'init', 'initSync', 'initCluster', 'initClusterSync']) {
     assert.ok(kr[name] !== undefined, name);
   }
-  assert.deepEqual([...PROFILES], ['native', 'libketama', 'libmemcached', 'twemproxy', 'uhashring', 'node-hashring', 'hash_ring']);
+  assert.deepEqual([...PROFILES], ['native', 'libketama', 'libmemcached', 'uhashring', 'node-hashring', 'hash_ring']);
+  // 'twemproxy', the old name of the libmemcached ring, still builds it.
+  assert.equal(new Ring(['a'], { profile: 'twemproxy' }).profile, 'libmemcached');
   assert.equal(kr.SLOT_COUNT, 16384);
 });
 

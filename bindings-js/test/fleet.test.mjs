@@ -61,6 +61,11 @@ const codeOf = (f) => {
 
 test('engines by name, candidates, weights', () => {
   assert.ok(ENGINES.includes('maglev') && ENGINES.includes('jedis'));
+  // One name, one meaning: the alias builds the same engine, named twemproxy.
+  const alias = new Router('nutcracker', ['10.0.0.1:11211', '10.0.0.2:11211']);
+  assert.equal(alias.engine, 'twemproxy');
+  assert.ok(!ENGINES.includes('nutcracker'));
+  alias.free();
   const nodes = ['a', 'b', 'c', 'd'];
   for (const name of ['jump', 'guava-jump', 'rendezvous', 'maglev', 'nginx', 'go-redis', 'native']) {
     const r = new Router(name, nodes);

@@ -130,11 +130,12 @@ def test_pickle_round_trip(profile: str) -> None:
 
 def test_profiles_and_options() -> None:
     assert keyroute.PROFILES == (
-        "native", "libketama", "libmemcached", "twemproxy", "uhashring", "node-hashring",
-        "hash_ring",
+        "native", "libketama", "libmemcached", "uhashring", "node-hashring", "hash_ring",
     )
     for p in keyroute.PROFILES:
         assert Ring(["a"], profile=p).profile == p
+    # "twemproxy", the old name of the libmemcached ring, still builds it.
+    assert Ring(["a"], profile="twemproxy").profile == "libmemcached"
     assert Ring(["a"], vnodes=10).point_count == 10
     assert Ring(["a"], profile="uhashring", points_per_digest=2).points_per_digest == 2
     assert Ring(["a:11211"], profile="node-hashring", default_port=11211).default_port == 11211

@@ -66,6 +66,9 @@ def test_fleet_vector(route: dict[str, Any]) -> None:
 
 def test_engines_and_candidates() -> None:
     assert "maglev" in keyroute.ENGINES and "jedis" in keyroute.Router.engines()
+    # One name, one meaning: the alias builds the same engine, named twemproxy.
+    r = keyroute.Router("nutcracker", ["10.0.0.1:11211", "10.0.0.2:11211"])
+    assert r.engine == "twemproxy" and "nutcracker" not in keyroute.ENGINES
     nodes = ["a", "b", "c", "d"]
     for name in ("jump", "guava-jump", "rendezvous", "maglev", "nginx", "go-redis", "native"):
         r = keyroute.Router(name, nodes)

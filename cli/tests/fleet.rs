@@ -4,7 +4,7 @@
 mod common;
 
 use common::{fails_with, keyroute, ok, repo_root, temp_dir};
-use keyroute::engine::{Engine, Router};
+use keyroute::engine::{Engine, EntryKind, Router, ENTRIES};
 use keyroute::ring::parse_nodes;
 
 fn vector(name: &str) -> serde_json::Value {
@@ -244,5 +244,132 @@ fn endless_files_are_refused_by_name() {
     assert!(
         err.contains("/dev/zero: the configuration and its includes are over 64 MiB"),
         "{err}"
+    );
+}
+
+/// `route --help` is core's registry: every name and alias with each of its options, and
+/// `-p` takes any of them (ring profiles too), all through `Router::build`.
+#[test]
+fn route_help_and_profiles_are_the_registry() {
+    let long = ok(&keyroute(&["route", "--help"], None));
+    let short = ok(&keyroute(&["route", "-h"], None));
+    for e in ENTRIES {
+        assert!(
+            long.contains(&format!("\n    {} ", e.name())),
+            "{}",
+            e.name()
+        );
+        assert!(short.contains(e.name()), "{}", e.name());
+        for a in e.aliases() {
+            assert!(long.contains(a), "{a}");
+        }
+        for o in e.options() {
+            assert!(long.contains(&format!("      {:<22} {}\n", o.name(), o.doc())));
+        }
+        let nodes = if e.kind() == EntryKind::RingProfile {
+            "a,b=2,c"
+        } else {
+            "a,b,c"
+        };
+        let r = Router::build(e.name(), &parse_nodes(nodes).expect("nodes"), &[]).expect("build");
+        let want = format!("{}\n", r.get_n(b"user:1", 2).join(" "));
+        let got = ok(&keyroute(
+            &[
+                "route",
+                "-p",
+                e.name(),
+                "--nodes",
+                nodes,
+                "-r",
+                "2",
+                "user:1",
+            ],
+            None,
+        ));
+        assert_eq!(got, want, "{}", e.name());
+    }
+    // A ring profile's options as --option too, and the flags for an engine that takes them.
+    let flag = ok(&keyroute(
+        &[
+            "route",
+            "-p",
+            "libketama",
+            "--vnodes",
+            "100",
+            "--nodes",
+            "a,b",
+            "k1",
+            "k2",
+        ],
+        None,
+    ));
+    let option = ok(&keyroute(
+        &[
+            "route",
+            "-p",
+            "libketama",
+            "-o",
+            "vnodes=100",
+            "--nodes",
+            "a,b",
+            "k1",
+            "k2",
+        ],
+        None,
+    ));
+    assert_eq!(flag, option);
+    let nodes = "10.0.0.1:11211,10.0.0.2:11211,10.0.0.3:11211";
+    let mut java: Vec<String> = ["route", "-p", "java-hashcode", "--nodes", nodes]
+        .map(String::from)
+        .to_vec();
+    java.extend((0..30).map(|k| format!("user:{k}")));
+    let seven = [&java[..], &["--vnodes".into(), "7".into()]].concat();
+    assert_ne!(ok(&keyroute(&seven, None)), ok(&keyroute(&java, None)));
+    // An option the entry does not take: refused, saying which it takes.
+    let err = fails_with(
+        &keyroute(
+            &[
+                "route",
+                "--engine",
+                "jedis",
+                "--default-port",
+                "1",
+                "--nodes",
+                "a",
+                "k",
+            ],
+            None,
+        ),
+        "BAD_OPTION",
+    );
+    assert!(
+        err.contains("default_port") && err.contains("it takes version, naming, hash"),
+        "{err}"
+    );
+    let err = fails_with(
+        &keyroute(
+            &[
+                "route", "-p", "native", "-o", "hash=md5", "--nodes", "a", "k",
+            ],
+            None,
+        ),
+        "BAD_OPTION",
+    );
+    assert!(err.contains("it takes vnodes"), "{err}");
+    // twemproxy is nutcracker's rules, also by its other name.
+    let keys = [
+        "route",
+        "--nodes",
+        "10.0.0.1:11211:1 cache-a:11211,10.0.0.2:11211:1",
+        "k1",
+        "k2",
+        "k3",
+    ];
+    assert_eq!(
+        ok(&keyroute(&[&keys[..], &["-p", "twemproxy"]].concat(), None)),
+        ok(&keyroute(
+            &[&keys[..], &["-p", "nutcracker"]].concat(),
+            None
+        ))
     );
 }

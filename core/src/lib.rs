@@ -5,7 +5,8 @@
 //!   fast SipHash `native` profile; the node-list grammar ([`ring::parse_nodes`]).
 //! * [`engine`]: every ring a fleet runs behind one [`engine::Engine`] interface: the
 //!   rings of nginx, HAProxy, twemproxy, Envoy and the Java, Go, Ruby, PHP and Python
-//!   clients ([`engine::FleetProfile`]), jump, rendezvous, Maglev and bounded loads.
+//!   clients ([`engine::FleetProfile`]), jump, rendezvous, Maglev and bounded loads, every
+//!   name in one registry ([`engine::ENTRIES`]).
 //! * [`config`]: twemproxy, nginx and HAProxy configurations read as they are.
 //! * [`hashes`]: the fleet's hash functions, each as its peer computes it.
 //! * [`slot`]: Redis Cluster hash slots, the slot map, redirects and resharding plans.

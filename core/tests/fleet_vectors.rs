@@ -7,7 +7,7 @@
 
 use keyroute::config::{read_config_with, ReadOptions};
 use keyroute::engine::{guava_consistent_hash, jump_hash, Engine, KeyHash, Kind, Router};
-use keyroute::ring::NodeSpec;
+use keyroute::ring::{NodeSpec, Profile, Ring};
 use serde_json::Value;
 
 fn load(name: &str) -> Value {
@@ -487,4 +487,59 @@ fn envoy() {
             }
         }
     }
+}
+
+/// One name, one meaning: the `twemproxy` engine (nutcracker's rules) gives the answers of
+/// the `twemproxy_*` ring files (libmemcached 1.1.4, whose continuum twemproxy shares for
+/// servers without an alias), which the ring profile read under the old spelling
+/// `twemproxy`, now the `libmemcached` profile.
+#[test]
+fn twemproxy_ring_vectors_are_the_twemproxy_engines() {
+    let dir = format!("{}/../tests/vectors/ring", env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect(&dir)
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("twemproxy_"))
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    let mut checked = 0;
+    for path in &files {
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json");
+        assert_eq!(v["profile"], "twemproxy");
+        assert!(v["options"].as_object().is_none_or(|o| o.is_empty()));
+        let nodes: Vec<NodeSpec> = v["nodes"]
+            .as_array()
+            .expect("nodes")
+            .iter()
+            .map(|n| {
+                let weight = n[1].as_u64().expect("weight");
+                node(n[0].as_str().expect("name"), weight as u32)
+            })
+            .collect();
+        let engine = build("twemproxy", &nodes, &[]);
+        let profile: Profile = v["profile"]
+            .as_str()
+            .expect("profile")
+            .parse()
+            .expect("old");
+        let ring = Ring::with_nodes(profile, nodes.iter().map(|n| (n.name.as_str(), n.weight)))
+            .expect("ring");
+        assert_eq!(ring.profile().name().as_str(), "libmemcached");
+        let file = path.display().to_string();
+        for (k, e) in strs(&v["keys"]).iter().zip(strs(&v["expect"])) {
+            // nutcracker hashes an empty key to 0 (server_pool_hash), libmemcached hashes
+            // it with MD5: the files' "" is libmemcached's answer alone.
+            if !k.is_empty() {
+                assert_eq!(engine.get(k.as_bytes()), Some(e.as_str()), "{file}: {k:?}");
+                checked += 1;
+            }
+            assert_eq!(ring.get(k.as_bytes()), Some(e.as_str()), "{file}: {k:?}");
+        }
+    }
+    assert!(checked > 1000, "{checked}");
 }

@@ -98,11 +98,24 @@ fn ring_shapes_are_stable() {
             "nodes": [{"name": "a", "weight": 1}, {"name": "b", "weight": 2}]
         })
     );
-    let ring = Ring::with_nodes(Profile::twemproxy(), [("a", 1)]).expect("ring");
+    let ring = Ring::with_nodes(Profile::libmemcached(), [("a", 1)]).expect("ring");
     assert_eq!(
         toml::to_string(&ring).expect("toml"),
-        "profile = \"twemproxy\"\nvnodes = 40\npoints_per_digest = 4\ndefault_port = 11211\n\n[[nodes]]\nname = \"a\"\nweight = 1\n"
+        "profile = \"libmemcached\"\nvnodes = 40\npoints_per_digest = 4\ndefault_port = 11211\n\n[[nodes]]\nname = \"a\"\nweight = 1\n"
     );
+}
+
+/// `twemproxy`, the old name of the libmemcached ring, still reads: as that ring, written
+/// back under its name.
+#[test]
+fn the_old_twemproxy_ring_profile_reads_as_libmemcached() {
+    let ring: Ring = toml::from_str("profile = \"twemproxy\"\nnodes = [{ name = \"a\" }]\n")
+        .expect("old spelling");
+    let want = Ring::with_nodes(Profile::libmemcached(), [("a", 1)]).expect("ring");
+    assert_same_ring(&want, &ring);
+    assert!(toml::to_string(&ring)
+        .expect("toml")
+        .starts_with("profile = \"libmemcached\"\n"));
 }
 
 #[test]

@@ -1,8 +1,14 @@
 // keyroute/fleet's declarations against real usage (tsc --strict; never run).
 import init, { Router, ENGINES, ERROR_CODES } from 'keyroute/fleet';
+import type { EngineName } from 'keyroute/fleet';
 
 await init();
 const names: readonly string[] = ENGINES;
+const all: readonly EngineName[] = ENGINES;
+const nut = new Router('nutcracker', ['a']);
+const engine: EngineName = nut.engine;
+// @ts-expect-error not an engine name
+const bad: EngineName = 'ketama2';
 const code: number = ERROR_CODES.BAD_CONFIG;
 const r = new Router('maglev', ['a', ['b', 2], { name: 'c' }], { table_size: 65537 });
 const owner: string | null = r.get('user:1');
@@ -14,6 +20,6 @@ const cfg = Router.fromConfig('backend app\n', 'app', { file: 'h.cfg', allowDown
 const format: 'twemproxy' | 'nginx' | 'haproxy' | null = cfg.format;
 const addresses: string[] | null = cfg.addresses;
 r.free();
-void [names, code, owner, many, top, i, j, format, addresses];
+void [names, all, engine, bad, code, owner, many, top, i, j, format, addresses];
 // @ts-expect-error options are strings, numbers or booleans
 new Router('jump', ['a'], { hash: {} });

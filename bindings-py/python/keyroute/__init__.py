@@ -3,8 +3,9 @@
 One Rust core gives the same answers in Rust, Python, JavaScript and C:
 
 * :class:`Ring` -- consistent-hash rings, bit-exact with the ketama family
-  (``"libketama"``, ``"libmemcached"``, ``"twemproxy"``, ``"uhashring"``,
-  ``"node-hashring"``, ``"hash_ring"``) plus keyroute's fast ``"native"`` profile;
+  (``"libketama"``, ``"libmemcached"``, ``"uhashring"``, ``"node-hashring"``,
+  ``"hash_ring"``) plus keyroute's fast ``"native"`` profile (``"twemproxy"`` is the old
+  name of ``"libmemcached"``; :class:`Router` ``"twemproxy"`` is nutcracker's own rules);
   :func:`parse_nodes` reads node lists (``host:port`` keeps its port).
 * :func:`key_slot`, :func:`key_slots` (:func:`key_slots_array`: an ``array('H')``),
   :func:`hash_tag` -- Redis Cluster hash slots.

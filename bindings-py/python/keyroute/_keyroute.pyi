@@ -14,6 +14,19 @@ _NodeSpec: TypeAlias = (
 )
 _Address: TypeAlias = str | tuple[str, int]
 
+# BEGIN GENERATED: engine and profile names from core's registry (KEYROUTE_UPDATE_DOCS=1 cargo test -p keyroute --test names)
+_ProfileName: TypeAlias = Literal[
+    "native", "libketama", "libmemcached", "uhashring", "node-hashring", "hash_ring",
+]
+_EngineName: TypeAlias = Literal[
+    "jump", "guava-jump", "rendezvous", "maglev", "nginx", "nginx-hash", "haproxy",
+    "haproxy-map", "twemproxy", "java-hashcode", "spymemcached", "spymemcached-weighted",
+    "jedis", "envoy-ring", "envoy-maglev", "go-redis", "groupcache", "dubbo", "redis-rb",
+    "predis", "predis-ketama", "pymemcache", "native", "libketama", "libmemcached", "uhashring",
+    "node-hashring", "hash_ring",
+]
+# END GENERATED
+
 __all__ = [
     "__version__", "KeyrouteError", "RingError", "NodeNotFoundError", "SlotMapError",
     "RedirectError", "PlanError", "PoolError", "BadTypeError", "BadUtf8Error",
@@ -32,8 +45,8 @@ __all__ = [
 
 __version__: str
 ERROR_CODES: Mapping[str, int]
-PROFILES: tuple[str, ...]
-ENGINES: tuple[str, ...]
+PROFILES: tuple[_ProfileName, ...]
+ENGINES: tuple[_EngineName, ...]
 DEFAULT_NATIVE_VNODES: int
 SLOT_COUNT: int
 MAX_KEYS_PER_CALL: int
@@ -202,7 +215,7 @@ class Ring:
     def __copy__(self) -> Ring: ...
     def __deepcopy__(self, memo: object, /) -> Ring: ...
     @property
-    def profile(self) -> str: ...
+    def profile(self) -> _ProfileName: ...
     @property
     def vnodes(self) -> int: ...
     @property
@@ -244,9 +257,9 @@ class Router:
         includes: Mapping[str, str] | None = None,
     ) -> Router: ...
     @staticmethod
-    def engines() -> list[str]: ...
+    def engines() -> list[_EngineName]: ...
     @property
-    def engine(self) -> str: ...
+    def engine(self) -> _EngineName: ...
     @property
     def nodes(self) -> list[str]: ...
     @property

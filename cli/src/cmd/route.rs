@@ -10,50 +10,13 @@ use keyroute::error::ErrorCode;
 use keyroute::ring::{parse_nodes, NodeSpec};
 
 use super::keys::{arg_bytes, for_each_stdin_line, KeyJson};
-use super::ring_args::ProfileArgs;
+use super::ring_args::{entries_help, ProfileArgs};
 use super::text_file::{read_capped, read_text};
 use super::{json_line, note_reading_stdin, CliError, Format};
 
 /// Print the owner of each key, one line per key.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "\
-Node lists (--nodes, and --nodes-file one entry per line; `#` starts a comment):
-  cache-a, 10.0.0.1, 2001:db8::1      a name, weight 1
-  10.0.0.1:11211, [::1]:6379          host:port keeps its port, weight 1
-  NAME=WEIGHT                         10.0.0.1:11211=3, cache-a=2
-  host:port:WEIGHT [ALIAS]            twemproxy: 10.0.0.1:11211:2 cache-a
-  NAME WEIGHT                         libketama's ketama.servers: 10.0.1.1:11211 600
-`a:2` is refused (AMBIGUOUS_NODE_SPEC): write a=2 (node a, weight 2) or a:2=1 (node a:2).
-
-Keys are bytes: arguments are taken as given (UTF-8 or not); from stdin, one key per
-line without its \\n or \\r\\n, and empty lines are skipped (pass an empty key as an
-argument: '').
-
---format json prints one object per key: {\"key\":\"user:1\",\"nodes\":[\"a\",\"b\"]}
-(\"key_hex\" instead of \"key\" for a key that is not UTF-8); nodes are the owner, then
-the replicas.
-
-Engines and fleet profiles (--profile NAME, or --engine NAME), with --option NAME=VALUE:
-  jump, guava-jump, rendezvous, maglev; nginx, nginx-hash, haproxy, haproxy-map, twemproxy,
-  java-hashcode, spymemcached, spymemcached-weighted, jedis, envoy-ring, envoy-maglev,
-  go-redis, groupcache, dubbo, redis-rb, predis, predis-ketama, pymemcache.
-Replicas are the engine's candidates in order: the ring walk, the rendezvous ranking, or
-(jump, Maglev, tables) the owner then the next nodes in list order.
-
-A proxy's own configuration (--config FILE, the format is detected): a twemproxy pool, an
-nginx upstream, an HAProxy 2.6 backend (--pool NAME when the file has several). Keys are
-what the proxy hashes (the nginx hash expression's value, HAProxy's URI part or parameter
-or header value, the memcached/redis key). A configuration keyroute cannot reproduce
-exactly is refused with its file, line and reason [UNSUPPORTED_CONFIG]; --allow-down and
---resolved HOST=N supply what the file cannot say. With --format json each object also
-has \"addresses\".
-
-Examples:
-  keyroute route --profile libketama --nodes 10.0.0.1:11211=1,10.0.0.2:11211=2 user:1
-  seq 1 5 | keyroute route --nodes-file examples/fleet.txt --replicas 2
-  keyroute route --nodes a,b=2 --format json user:1
-  keyroute route --engine jedis --option version=2 --nodes redis-1,redis-2 user:1
-  keyroute route --config /etc/nginx/nginx.conf --pool backend /index.html")]
+#[command(after_help = after_help(false), after_long_help = after_help(true))]
 pub struct Args {
     #[command(flatten)]
     pub ring: ProfileArgs,
@@ -92,6 +55,61 @@ pub struct Args {
     #[arg(value_name = "KEY")]
     pub keys: Vec<OsString>,
 }
+
+/// The text after the options: node lists, keys, output, then every name of core's
+/// registry (with each one's options in `--help`), then configurations and examples.
+fn after_help(long: bool) -> String {
+    let mut out = String::from(NODE_LISTS);
+    out.push_str(if long {
+        "Ring profiles, engines and fleet profiles (--profile NAME, or --engine NAME), with\n\
+         --option NAME=VALUE (the ring profiles' also as --vnodes, --default-port and\n\
+         --points-per-digest):\n"
+    } else {
+        "Ring profiles, engines and fleet profiles (--profile NAME, or --engine NAME), with\n\
+         --option NAME=VALUE (--help lists each one's options):\n"
+    });
+    out.push_str(&entries_help(long));
+    out.push_str(AFTER_ENGINES);
+    out
+}
+
+const NODE_LISTS: &str = "\
+Node lists (--nodes, and --nodes-file one entry per line; `#` starts a comment):
+  cache-a, 10.0.0.1, 2001:db8::1      a name, weight 1
+  10.0.0.1:11211, [::1]:6379          host:port keeps its port, weight 1
+  NAME=WEIGHT                         10.0.0.1:11211=3, cache-a=2
+  host:port:WEIGHT [ALIAS]            twemproxy: 10.0.0.1:11211:2 cache-a
+  NAME WEIGHT                         libketama's ketama.servers: 10.0.1.1:11211 600
+`a:2` is refused (AMBIGUOUS_NODE_SPEC): write a=2 (node a, weight 2) or a:2=1 (node a:2).
+
+Keys are bytes: arguments are taken as given (UTF-8 or not); from stdin, one key per
+line without its \\n or \\r\\n, and empty lines are skipped (pass an empty key as an
+argument: '').
+
+--format json prints one object per key: {\"key\":\"user:1\",\"nodes\":[\"a\",\"b\"]}
+(\"key_hex\" instead of \"key\" for a key that is not UTF-8); nodes are the owner, then
+the replicas.
+
+";
+
+const AFTER_ENGINES: &str = "
+Replicas are the engine's candidates in order: the ring walk, the rendezvous ranking, or
+(jump, Maglev, tables) the owner then the next nodes in list order.
+
+A proxy's own configuration (--config FILE, the format is detected): a twemproxy pool, an
+nginx upstream, an HAProxy 2.6 backend (--pool NAME when the file has several). Keys are
+what the proxy hashes (the nginx hash expression's value, HAProxy's URI part or parameter
+or header value, the memcached/redis key). A configuration keyroute cannot reproduce
+exactly is refused with its file, line and reason [UNSUPPORTED_CONFIG]; --allow-down and
+--resolved HOST=N supply what the file cannot say. With --format json each object also
+has \"addresses\".
+
+Examples:
+  keyroute route --profile libketama --nodes 10.0.0.1:11211=1,10.0.0.2:11211=2 user:1
+  seq 1 5 | keyroute route --nodes-file examples/fleet.txt --replicas 2
+  keyroute route --nodes a,b=2 --format json user:1
+  keyroute route --engine jedis --option version=2 --nodes redis-1,redis-2 user:1
+  keyroute route --config /etc/nginx/nginx.conf --pool backend /index.html";
 
 /// The nodes `--nodes` or `--nodes-file` describe.
 fn nodes_of(args: &Args) -> Result<Vec<NodeSpec>, CliError> {

@@ -3,8 +3,9 @@
 use std::io::{IsTerminal, Write};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use keyroute::engine::{Engine, Kind, Router};
 use keyroute::error::ErrorCode;
-use keyroute::ring::diff;
+use keyroute::ring::{diff, NodeSpec, Ring};
 
 use super::ring_args::ProfileArgs;
 use super::CliError;
@@ -96,16 +97,38 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         (None, None) => return Err(out_of_range("give --add M or --remove M")),
     };
-    let names = |n: usize| {
-        (1..=n)
-            .map(|i| (format!("node-{i}"), 1u32))
-            .collect::<Vec<_>>()
-    };
-    if args.ring.profile.contains(',') || !args.ring.is_ring() {
-        return compare(&args, after_n);
+    let engines: Vec<&str> = args
+        .ring
+        .profile
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .collect();
+    if args.ring.profile.contains(',') {
+        return compare(&args, after_n, &engines, None);
     }
-    let old = args.ring.ring(names(args.nodes))?;
-    let new = args.ring.ring(names(after_n))?;
+    let old = args.ring.router(&specs(args.nodes))?;
+    let new = args.ring.router(&specs(after_n))?;
+    // A ring profile builds a `Ring`, which also tells the exact arcs that move.
+    match (old.kind(), new.kind()) {
+        (Kind::Ring(old), Kind::Ring(new)) => ring_report(&args, after_n, old, new),
+        _ => compare(&args, after_n, &engines, Some((old, new))),
+    }
+}
+
+/// Nodes `node-1` .. `node-n`, weight 1.
+fn specs(n: usize) -> Vec<NodeSpec> {
+    (1..=n)
+        .map(|i| NodeSpec {
+            name: format!("node-{i}"),
+            weight: 1,
+            address: None,
+        })
+        .collect()
+}
+
+/// One ring before and after: per-node load bars, keys moved, the exact ring diff.
+fn ring_report(args: &Args, after_n: usize, old: &Ring, new: &Ring) -> Result<(), CliError> {
     let all = old.len().max(new.len());
     let mut before = vec![0u64; all];
     let mut after = vec![0u64; all];
@@ -135,7 +158,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     progress.finish_and_clear();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let d = diff(&old, &new)?;
+    let d = diff(old, new)?;
     let peak = |loads: &[u64], n: usize| -> f64 {
         let max = loads.iter().copied().max().unwrap_or(0) as f64;
         max / (args.keys as f64 / n as f64)
@@ -217,33 +240,21 @@ pub fn run(args: Args) -> Result<(), CliError> {
         "peak-to-mean load: keys before {:.3}, after {:.3}; exact ring shares before {:.3}, after {:.3}",
         peak(&before, old.len()),
         peak(&after, new.len()),
-        share_peak(&old),
-        share_peak(&new)
+        share_peak(old),
+        share_peak(new)
     )?;
     out.flush()?;
     Ok(())
 }
 
-/// Several engines side by side: balance, movement and lookup time.
-fn compare(args: &Args, after_n: usize) -> Result<(), CliError> {
-    use keyroute::engine::Engine;
-    use keyroute::ring::NodeSpec;
-    let specs = |n: usize| -> Vec<NodeSpec> {
-        (1..=n)
-            .map(|i| NodeSpec {
-                name: format!("node-{i}"),
-                weight: 1,
-                address: None,
-            })
-            .collect()
-    };
-    let engines: Vec<&str> = args
-        .ring
-        .profile
-        .split(',')
-        .map(str::trim)
-        .filter(|e| !e.is_empty())
-        .collect();
+/// Several engines side by side: balance, movement and lookup time. `built`: the first
+/// engine's routers before and after, when already built.
+fn compare(
+    args: &Args,
+    after_n: usize,
+    engines: &[&str],
+    mut built: Option<(Router, Router)>,
+) -> Result<(), CliError> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     writeln!(
@@ -259,15 +270,18 @@ fn compare(args: &Args, after_n: usize) -> Result<(), CliError> {
     let ideal = args.nodes.abs_diff(after_n) as f64 / args.nodes.max(after_n) as f64;
     let progress = progress_bar(args.keys.saturating_mul(engines.len() as u64));
     let mut done = 0u64;
-    for name in engines {
-        let old = args
-            .ring
-            .router_named(name, &specs(args.nodes))
-            .map_err(|e| e.context(name))?;
-        let new = args
-            .ring
-            .router_named(name, &specs(after_n))
-            .map_err(|e| e.context(name))?;
+    for &name in engines {
+        let (old, new) = match built.take() {
+            Some(pair) => pair,
+            None => (
+                args.ring
+                    .router_named(name, &specs(args.nodes))
+                    .map_err(|e| e.context(name))?,
+                args.ring
+                    .router_named(name, &specs(after_n))
+                    .map_err(|e| e.context(name))?,
+            ),
+        };
         let all = old.len().max(new.len());
         let (mut before, mut after) = (vec![0u64; all], vec![0u64; all]);
         let mut moved = 0u64;

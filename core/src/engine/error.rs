@@ -62,12 +62,14 @@ impl fmt::Display for EngineError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EngineError::Ring(e) => e.fmt(f),
-            EngineError::UnknownEngine(name) => write!(
-                f,
-                "unknown engine or profile {}; expected one of {}",
-                Quoted(name),
-                super::NAMES_TEXT
-            ),
+            EngineError::UnknownEngine(name) => {
+                write!(
+                    f,
+                    "unknown engine or profile {}; expected one of ",
+                    Quoted(name)
+                )?;
+                f.write_str(super::registry::NAMES_TEXT)
+            }
             EngineError::BadOption {
                 engine,
                 option,

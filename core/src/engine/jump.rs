@@ -4,7 +4,7 @@ use alloc::vec::Vec;
 
 use super::error::EngineError;
 use super::keyhash::KeyHash;
-use super::Engine;
+use super::{Engine, Kind, Options};
 use crate::ring::NodeSpec;
 
 /// Lamping & Veach's jump consistent hash (arXiv:1406.2294), as the paper's C++ code and
@@ -99,6 +99,40 @@ pub fn guava_consistent_hash(input: i64, buckets: u32) -> Option<u32> {
             return Some(candidate as u32);
         }
     }
+}
+
+/// The `jump` entry of the registry: the paper's jump, keys by `hash` (`xxh64`).
+pub(crate) fn build_paper(
+    _: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    build(JumpVariant::Paper, "xxh64", nodes, o)
+}
+
+/// The `guava-jump` entry: Guava's jump, keys by `hash` (`murmur3_128`).
+pub(crate) fn build_guava(
+    _: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    build(JumpVariant::Guava, "murmur3_128", nodes, o)
+}
+
+fn build(
+    variant: JumpVariant,
+    default: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    let h = o.choice("hash", &["xxh64", "murmur3_128", "murmur3_32", "crc32"])?;
+    let key_hash = match h.unwrap_or(default) {
+        "murmur3_128" => KeyHash::Murmur3_128,
+        "murmur3_32" => KeyHash::Murmur3_32,
+        "crc32" => KeyHash::Crc32,
+        _ => KeyHash::Xxh64(0),
+    };
+    Ok(Kind::Jump(Jump::new(variant, key_hash, nodes)?))
 }
 
 /// Which jump algorithm.

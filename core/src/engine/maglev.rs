@@ -2,7 +2,23 @@
 
 use alloc::vec::Vec;
 
+use super::{EngineError, Kind, Options};
 use crate::hashes::xxh64;
+use crate::ring::NodeSpec;
+
+/// The `maglev` entry of the registry: Envoy's table
+/// ([`build_table`](super::fleet::envoy::build_table)), by default at least 100 slots per
+/// node and at least Envoy's 65537: one removal then moves at most 2/n of the keys up to
+/// ~150 nodes (measured; the extra disruption of Maglev's greedy fill shrinks as M/n
+/// grows).
+pub(crate) fn build(
+    name: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    let default = next_prime((100 * nodes.len() as u64).max(65537));
+    super::fleet::envoy::build_table(name, nodes, o, default)
+}
 
 /// The smallest prime `>= n` (at least 2).
 ///

@@ -16,7 +16,8 @@
 //! an ordered list of distinct candidates ([`Engine::get_n_into`]: the ring walk, the
 //! rendezvous ranking, or the owner then the next nodes in list order for engines
 //! without a natural order), and batches ([`Engine::get_many_into`]). [`Router`] is one
-//! concrete type over all of them, built by name ([`Router::build`]).
+//! concrete type over all of them, built by name ([`Router::build`]) from one registry,
+//! [`ENTRIES`]: every name, its aliases, kind, options and build.
 //!
 //! ```
 //! use keyroute::engine::{Engine, Router};
@@ -42,6 +43,7 @@ mod maglev;
 mod modulo;
 mod options;
 mod points;
+mod registry;
 mod rendezvous;
 mod router;
 mod table;
@@ -56,6 +58,7 @@ pub use maglev::{maglev_table, next_prime};
 pub use modulo::Modulo;
 pub use options::Options;
 pub use points::{Dedup, PointRing, PointRules, Seek, DOWN_TRIES};
+pub use registry::{EngineEntry, EntryKind, OptionDoc, ENTRIES, NAMES};
 pub use rendezvous::Rendezvous;
 pub use router::{Kind, Router};
 pub use table::Table;
@@ -63,44 +66,6 @@ pub use table::Table;
 pub(crate) use points::{concat, push_decimal};
 
 use crate::ring::{NodeSpec, RingError};
-
-/// The names [`Router::build`] knows, in documentation order: the engines, then the
-/// fleet profiles, then the ketama family of [`crate::ring`].
-pub const NAMES: &[&str] = &[
-    "jump",
-    "guava-jump",
-    "rendezvous",
-    "maglev",
-    "nginx",
-    "nginx-hash",
-    "haproxy",
-    "haproxy-map",
-    "twemproxy",
-    "java-hashcode",
-    "spymemcached",
-    "spymemcached-weighted",
-    "jedis",
-    "envoy-ring",
-    "envoy-maglev",
-    "go-redis",
-    "groupcache",
-    "dubbo",
-    "redis-rb",
-    "predis",
-    "predis-ketama",
-    "pymemcache",
-    "native",
-    "libketama",
-    "libmemcached",
-    "uhashring",
-    "node-hashring",
-    "hash_ring",
-];
-
-pub(crate) const NAMES_TEXT: &str = "jump, guava-jump, rendezvous, maglev, nginx, nginx-hash, \
-haproxy, haproxy-map, twemproxy, java-hashcode, spymemcached, spymemcached-weighted, jedis, \
-envoy-ring, envoy-maglev, go-redis, groupcache, dubbo, redis-rb, predis, predis-ketama, pymemcache, native, \
-libketama, libmemcached, uhashring, node-hashring, hash_ring";
 
 /// A key's owner and candidates, whatever the engine.
 ///

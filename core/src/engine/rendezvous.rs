@@ -4,7 +4,7 @@ use alloc::vec::Vec;
 
 use super::error::EngineError;
 use super::keyhash::{KeyHash, KeyTag};
-use super::Engine;
+use super::{Engine, Kind, Options};
 use crate::hashes::xxh64;
 use crate::ring::NodeSpec;
 use crate::util::ln;
@@ -16,6 +16,25 @@ fn xorshift_mult64(mut x: u64) -> u64 {
     x ^= x << 25;
     x ^= x >> 27;
     x.wrapping_mul(2_685_821_657_736_338_717)
+}
+
+/// The `rendezvous` entry of the registry: XXH64 keys, the whole key or (`hash_tag`) its
+/// `{tag}`.
+pub(crate) fn build(
+    _: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    let tag = if o.flag("hash_tag")?.unwrap_or(false) {
+        KeyTag::Braces
+    } else {
+        KeyTag::Whole
+    };
+    Ok(Kind::Rendezvous(Rendezvous::new(
+        KeyHash::Xxh64(0),
+        tag,
+        nodes,
+    )?))
 }
 
 /// Rendezvous (HRW) hashing: each node scores `xorshift_mult64(hash(key) ^ XXH64(name))`

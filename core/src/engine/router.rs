@@ -3,10 +3,8 @@
 use alloc::vec::Vec;
 
 use super::fleet::Pymemcache;
-use super::{
-    Engine, EngineError, FleetProfile, Jump, Modulo, Options, PointRing, Rendezvous, Table,
-};
-use crate::ring::{NodeSpec, Profile, ProfileName, ProfileOptions, Ring};
+use super::{Engine, EngineEntry, EngineError, Jump, Modulo, PointRing, Rendezvous, Table};
+use crate::ring::{NodeSpec, Ring};
 
 /// The engine inside a [`Router`].
 #[derive(Debug, Clone)]
@@ -68,11 +66,12 @@ impl Router {
         }
     }
 
-    /// The engine or profile `name` (see [`NAMES`](super::NAMES) and
-    /// [`FleetProfile`]) over `nodes`, with `options` as `(name, value)` text. The ketama
-    /// family takes `vnodes`, `points_per_digest` and `default_port`, as
-    /// [`Profile::from_options`]; `twemproxy` is the fleet profile (nutcracker's exact
-    /// rules: aliases, 272-byte point strings, every `hash:`).
+    /// The engine or profile `name` (one of [`NAMES`](super::NAMES), or an alias: see
+    /// [`ENTRIES`](super::ENTRIES)) over `nodes`, with `options` as `(name, value)`
+    /// text. The ring profiles take `vnodes`, `points_per_digest` and `default_port`, as
+    /// [`Profile::from_options`](crate::ring::Profile::from_options); every entry lists
+    /// its options ([`EngineEntry::options`]). `twemproxy` is nutcracker's rules (aliases,
+    /// 272-byte point strings, every `hash:`).
     ///
     /// # Errors
     /// [`EngineError::UnknownEngine`], [`EngineError::BadOption`], node errors.
@@ -81,22 +80,7 @@ impl Router {
         nodes: &[NodeSpec],
         options: &[(&str, &str)],
     ) -> Result<Router, EngineError> {
-        if let Ok(p) = name.parse::<ProfileName>() {
-            if p != ProfileName::Twemproxy {
-                let mut o = Options::new(p.as_str(), options);
-                let mut opts = ProfileOptions::default();
-                let wide = |v: Option<u64>| v.map(i128::from);
-                opts.vnodes = wide(o.int("vnodes", 0, u64::MAX)?);
-                opts.points_per_digest = wide(o.int("points_per_digest", 0, u64::MAX)?);
-                opts.default_port = wide(o.int("default_port", 0, u64::MAX)?);
-                o.finish()?;
-                let profile = Profile::from_options(p.as_str(), &opts)?;
-                let ring =
-                    Ring::with_nodes(profile, nodes.iter().map(|n| (n.name.as_str(), n.weight)))?;
-                return Ok(Router::from_engine(p.as_str(), Kind::Ring(ring)));
-            }
-        }
-        FleetProfile::from_name(name)?.build(nodes, options)
+        EngineEntry::named(name)?.build(nodes, options)
     }
 
     /// The engine or profile name.

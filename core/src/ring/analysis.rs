@@ -3,9 +3,9 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::engine::Ring;
 use super::error::RingError;
 use super::profile::Lookup;
+use super::ring::Ring;
 
 /// One arc of the circle: every position from `start` to `end` (inclusive) belongs to
 /// `owner` (an index into [`Ring::nodes`]). An arc may wrap past the top of the circle

@@ -94,12 +94,10 @@ impl fmt::Display for RingError {
                 write!(f, "node {} is already on the ring; use set_weight to change its weight", Quoted(n))
             }
             RingError::UnknownNode(n) => write!(f, "node {} is not on the ring", Quoted(n)),
-            RingError::UnknownProfile(p) => write!(
-                f,
-                "unknown profile {}; expected one of native, libketama, libmemcached, \
-                 twemproxy, uhashring, node-hashring, hash_ring",
-                Quoted(p)
-            ),
+            RingError::UnknownProfile(p) => {
+                write!(f, "unknown profile {}; expected one of ", Quoted(p))?;
+                f.write_str(super::profile::PROFILE_NAMES_TEXT)
+            }
             RingError::TooManyPoints(p) => write!(
                 f,
                 "the ring would hold {p} points, more than the limit of {}; lower the weights or vnodes",

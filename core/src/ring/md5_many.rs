@@ -462,7 +462,8 @@ pub(crate) mod simd {
     }
 
     /// The whole digest, as its four little-endian words (`out[w][lane]`), of the
-    /// [`LANES`] one-block messages in `words` (see [`rounds`]).
+    /// [`LANES`] one-block messages in `words` (see [`rounds`]). Only `finish_digests`
+    /// (the fleet's builds) asks for it.
     #[cfg(any(feature = "fleet", test))]
     #[target_feature(enable = "avx512f")]
     pub(crate) fn digest_words(words: &[[u32; LANES]; 16]) -> [[u32; LANES]; 4] {

@@ -14,7 +14,6 @@
 //! ```
 
 mod analysis;
-mod engine;
 mod error;
 mod hash;
 pub(crate) mod index;
@@ -24,12 +23,15 @@ mod owner_vec;
 mod owners;
 mod positions;
 pub(crate) mod profile;
+// The `Ring` type itself (nodes, weights, the circle, changes, lookups): `ring::Ring`
+// is its public path.
+#[allow(clippy::module_inception)]
+mod ring;
 mod sip_many;
 pub(crate) mod sort;
 mod spec;
 
 pub use analysis::{diff, Arc, Diff, MovedArc};
-pub use engine::{Node, Ring, MAX_POINTS, NO_NODE};
 pub use error::{checked_weight, RingError};
 pub use hash::key_hash;
 pub use md5_many::{md5_key_hashes_with, Md5Path};
@@ -39,6 +41,7 @@ pub use profile::{
     Lookup, PointHash, Profile, ProfileName, ProfileOptions, Ties, WeightRule,
     DEFAULT_NATIVE_VNODES, NATIVE_SIP_KEY,
 };
+pub use ring::{Node, Ring, MAX_POINTS, NO_NODE};
 #[cfg(feature = "fleet")]
 pub(crate) use spec::is_control;
 pub use spec::{parse_node, parse_nodes, parse_weights, NodeSpec, RingSpec};

@@ -17,10 +17,10 @@ pub enum ProfileName {
     /// RJ's libketama (`ketama_create_continuum`, PyPI `ketama`).
     Libketama,
     /// libmemcached with `MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED` (and PHP's
-    /// `OPT_LIBKETAMA_COMPATIBLE`).
+    /// `OPT_LIBKETAMA_COMPATIBLE`). Also the ring of twemproxy (`hash: md5`,
+    /// `distribution: ketama`) for servers without an alias: the old `twemproxy` ring
+    /// profile (see [`ProfileName::ALIASES`]).
     Libmemcached,
-    /// twemproxy (nutcracker) with `distribution: ketama`, `hash: md5`.
-    Twemproxy,
     /// PyPI `uhashring` with `hash_fn='ketama'`.
     Uhashring,
     /// npm `hashring` (3.x).
@@ -31,15 +31,35 @@ pub enum ProfileName {
 
 impl ProfileName {
     /// Every profile, in the order they are listed in documentation.
-    pub const ALL: [ProfileName; 7] = [
+    pub const ALL: [ProfileName; 6] = [
         ProfileName::Native,
         ProfileName::Libketama,
         ProfileName::Libmemcached,
-        ProfileName::Twemproxy,
         ProfileName::Uhashring,
         ProfileName::NodeHashring,
         ProfileName::HashRing,
     ];
+
+    /// Other spellings a profile is parsed from: `twemproxy`, the old name of the ring
+    /// that libmemcached and twemproxy build alike. It always built the libmemcached ring
+    /// (the same points, the same answers); `twemproxy` now names nutcracker's own rules
+    /// (aliases, 272-byte point strings, every `hash:`): the `twemproxy` engine of
+    /// `keyroute::engine::Router` (feature `fleet`).
+    ///
+    /// ```
+    /// use keyroute::ring::ProfileName;
+    /// assert_eq!("twemproxy".parse::<ProfileName>()?, ProfileName::Libmemcached);
+    /// # Ok::<(), keyroute::ring::RingError>(())
+    /// ```
+    pub const ALIASES: &'static [(&'static str, ProfileName)] =
+        &[("twemproxy", ProfileName::Libmemcached)];
+
+    /// The old name of [`ProfileName::Libmemcached`]'s ring: see [`ProfileName::ALIASES`].
+    #[deprecated(
+        note = "the twemproxy ring profile was libmemcached's ring under another name: use ProfileName::Libmemcached (or the `twemproxy` engine for nutcracker's exact rules)"
+    )]
+    #[allow(non_upper_case_globals)]
+    pub const Twemproxy: ProfileName = ProfileName::Libmemcached;
 
     /// The name used by every binding and the CLI (`"native"`, `"node-hashring"`, …).
     pub const fn as_str(self) -> &'static str {
@@ -47,7 +67,6 @@ impl ProfileName {
             ProfileName::Native => "native",
             ProfileName::Libketama => "libketama",
             ProfileName::Libmemcached => "libmemcached",
-            ProfileName::Twemproxy => "twemproxy",
             ProfileName::Uhashring => "uhashring",
             ProfileName::NodeHashring => "node-hashring",
             ProfileName::HashRing => "hash_ring",
@@ -64,22 +83,90 @@ impl fmt::Display for ProfileName {
 impl FromStr for ProfileName {
     type Err = RingError;
 
-    /// Parses a profile name; `_` and `-` are interchangeable, case is ignored.
+    /// Parses a profile name or one of its [`ProfileName::ALIASES`]; `_` and `-` are
+    /// interchangeable, case is ignored.
     fn from_str(s: &str) -> Result<Self, RingError> {
-        let norm = |c: char| {
-            if c == '_' {
-                '-'
-            } else {
-                c.to_ascii_lowercase()
+        for p in ProfileName::ALL {
+            if same_name(p.as_str(), s) {
+                return Ok(p);
             }
-        };
-        ProfileName::ALL
-            .into_iter()
-            .find(|p| {
-                p.as_str().len() == s.len() && p.as_str().chars().map(norm).eq(s.chars().map(norm))
-            })
-            .ok_or_else(|| RingError::UnknownProfile(s.into()))
+        }
+        for &(alias, p) in ProfileName::ALIASES {
+            if same_name(alias, s) {
+                return Ok(p);
+            }
+        }
+        Err(RingError::UnknownProfile(s.into()))
     }
+}
+
+/// The length of `names` joined by `", "`.
+pub(crate) const fn joined_len(names: &[&str]) -> usize {
+    let mut len = 0;
+    let mut i = 0;
+    while i < names.len() {
+        len += names[i].len() + if i == 0 { 0 } else { 2 };
+        i += 1;
+    }
+    len
+}
+
+/// `names` joined by `", "` at compile time (`N` is [`joined_len`]): lists of names in
+/// messages cost no code.
+pub(crate) const fn join<const N: usize>(names: &[&str]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let (mut at, mut i) = (0, 0);
+    while i < names.len() {
+        if i > 0 {
+            out[at] = b',';
+            out[at + 1] = b' ';
+            at += 2;
+        }
+        let name = names[i].as_bytes();
+        let mut k = 0;
+        while k < name.len() {
+            out[at] = name[k];
+            at += 1;
+            k += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `bytes` as text, at compile time.
+pub(crate) const fn utf8(bytes: &[u8]) -> &str {
+    match core::str::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(_) => panic!("names are UTF-8"),
+    }
+}
+
+const PROFILE_NAMES: [&str; ProfileName::ALL.len()] = {
+    let mut out = [""; ProfileName::ALL.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = ProfileName::ALL[i].as_str();
+        i += 1;
+    }
+    out
+};
+const PROFILE_NAMES_JOINED: [u8; joined_len(&PROFILE_NAMES)] = join(&PROFILE_NAMES);
+
+/// Every profile name, `", "` between them (for messages).
+pub(crate) const PROFILE_NAMES_TEXT: &str = utf8(&PROFILE_NAMES_JOINED);
+
+/// Whether `given` spells `name`: `_` and `-` are interchangeable, case is ignored.
+pub(crate) fn same_name(name: &str, given: &str) -> bool {
+    let norm = |c: u8| match c {
+        b'_' => b'-',
+        c => c.to_ascii_lowercase(),
+    };
+    name.len() == given.len()
+        && name
+            .bytes()
+            .zip(given.bytes())
+            .all(|(a, b)| norm(a) == norm(b))
 }
 
 /// How keys and server strings are hashed onto the circle.
@@ -237,17 +324,14 @@ impl Profile {
         p
     }
 
-    /// twemproxy's ketama with `hash: md5`. Give a server's alias as its node name when the
-    /// pool uses aliases; otherwise `host:port` (port 11211 is dropped, as in libmemcached).
+    /// The old name of [`Profile::libmemcached`], whose ring it always was: twemproxy's
+    /// `hash: md5` ketama for servers without an alias. For nutcracker's own rules use the
+    /// `twemproxy` engine (`keyroute::engine::Router`, feature `fleet`).
+    #[deprecated(
+        note = "use Profile::libmemcached() (the same ring), or the `twemproxy` engine for nutcracker's exact rules"
+    )]
     pub const fn twemproxy() -> Self {
-        let mut p = Self::ketama(
-            ProfileName::Twemproxy,
-            WeightRule::MemcachedF32,
-            Lookup::AtLeast,
-            Ties::FirstNode,
-        );
-        p.default_port = Some(11211);
-        p
+        Self::libmemcached()
     }
 
     /// PyPI `uhashring`, `hash_fn='ketama'` (40 vnodes, 4 points per digest).
@@ -289,7 +373,6 @@ impl Profile {
             ProfileName::Native => Self::native(),
             ProfileName::Libketama => Self::libketama(),
             ProfileName::Libmemcached => Self::libmemcached(),
-            ProfileName::Twemproxy => Self::twemproxy(),
             ProfileName::Uhashring => Self::uhashring(),
             ProfileName::NodeHashring => Self::node_hashring(),
             ProfileName::HashRing => Self::hash_ring(),
@@ -503,6 +586,12 @@ mod tests {
             Some(ProfileName::HashRing)
         );
         assert!("ketama2".parse::<ProfileName>().is_err());
+        assert_eq!(
+            "Twemproxy".parse::<ProfileName>().ok(),
+            Some(ProfileName::Libmemcached)
+        );
+        let names: alloc::vec::Vec<&str> = ProfileName::ALL.iter().map(|p| p.as_str()).collect();
+        assert_eq!(PROFILE_NAMES_TEXT, names.join(", "));
     }
 
     #[test]

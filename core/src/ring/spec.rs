@@ -26,9 +26,9 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::engine::Ring;
 use super::error::{checked_weight, RingError};
 use super::profile::{Profile, ProfileName, ProfileOptions};
+use super::ring::Ring;
 
 /// One parsed entry of a node list.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -1,12 +1,80 @@
-//! The Go, Ruby, PHP and Dubbo rings: groupcache, Dubbo, redis-rb, Predis.
+//! The Go, Ruby, PHP and Dubbo rings: go-redis, groupcache, Dubbo, redis-rb, Predis.
 
 use alloc::vec::Vec;
 
 use super::super::{
-    concat, push_decimal, Dedup, EngineError, KeyHash, KeyTag, PointRing, PointRules, Seek,
+    concat, push_decimal, Dedup, EngineError, KeyHash, KeyTag, Kind, Options, PointRing,
+    PointRules, Rendezvous, Seek,
 };
 use crate::hashes::{crc32, md5, php_round};
 use crate::ring::NodeSpec;
+
+/// The `go-redis` entry of the registry: its `Ring`, rendezvous over XXH64 of the key's
+/// `{tag}`, without weights.
+pub(crate) fn build_go_redis(
+    name: &'static str,
+    nodes: Vec<NodeSpec>,
+    _: &mut Options,
+) -> Result<Kind, EngineError> {
+    super::unweighted(name, &nodes)?;
+    let r = Rendezvous::new(KeyHash::Xxh64(0), KeyTag::Braces, nodes)?;
+    Ok(Kind::Rendezvous(r))
+}
+
+/// The `groupcache` entry: `replicas` points per node (50).
+pub(crate) fn build_groupcache(
+    name: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    super::unweighted(name, &nodes)?;
+    let r = o.int("replicas", 1, 65536)?.unwrap_or(50) as u32;
+    Ok(Kind::Points(groupcache(nodes, r)?))
+}
+
+/// The `dubbo` entry: `replicas` (`hash.nodes`, 160).
+pub(crate) fn build_dubbo(
+    name: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    super::unweighted(name, &nodes)?;
+    let r = o.int("replicas", 4, 65536)?.unwrap_or(160) as u32;
+    Ok(Kind::Points(dubbo(nodes, r)?))
+}
+
+/// The `redis-rb` entry: `replicas` (160), `hash_tag` (true).
+pub(crate) fn build_redis_rb(
+    name: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    super::unweighted(name, &nodes)?;
+    let r = o.int("replicas", 1, 65536)?.unwrap_or(160) as u32;
+    let tag = o.flag("hash_tag")?.unwrap_or(true);
+    Ok(Kind::Points(redis_rb(nodes, r, tag)?))
+}
+
+/// The `predis` entry: `replicas` (128), `hash_tag` (true).
+pub(crate) fn build_predis(
+    _: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    let r = o.int("replicas", 1, 65536)?.unwrap_or(128) as u32;
+    let tag = o.flag("hash_tag")?.unwrap_or(true);
+    Ok(Kind::Points(predis(nodes, r, tag)?))
+}
+
+/// The `predis-ketama` entry: `hash_tag` (true).
+pub(crate) fn build_predis_ketama(
+    _: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    let tag = o.flag("hash_tag")?.unwrap_or(true);
+    Ok(Kind::Points(predis_ketama(nodes, tag)?))
+}
 
 fn rules(name: &'static str, key_hash: KeyHash, tag: KeyTag, seek: Seek) -> PointRules {
     PointRules {

@@ -3,11 +3,61 @@
 use alloc::vec::Vec;
 
 use super::super::{
-    maglev_table, push_decimal, Dedup, EngineError, KeyHash, KeyTag, PointRing, PointRules, Seek,
-    Table,
+    maglev_table, next_prime, push_decimal, Dedup, EngineError, KeyHash, KeyTag, Kind, Options,
+    PointRing, PointRules, Seek, Table,
 };
 use crate::hashes::{murmur64a, xxh64};
 use crate::ring::NodeSpec;
+
+/// The `envoy-ring` entry of the registry.
+pub(crate) fn build_ring(
+    _: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    let murmur = o.choice("hash", &["xx_hash", "murmur_hash_2"])? == Some("murmur_hash_2");
+    let min = o.int("min_ring_size", 1, 8_388_608)?.unwrap_or(1024);
+    let max = o.int("max_ring_size", 1, 8_388_608)?.unwrap_or(8_388_608);
+    if min > max {
+        return Err(EngineError::BadOption {
+            engine: "envoy-ring",
+            option: "min_ring_size".into(),
+            reason: alloc::format!("{min} is above max_ring_size {max}"),
+        });
+    }
+    Ok(Kind::Points(ring(nodes, murmur, min, max)?))
+}
+
+/// The `envoy-maglev` entry: Envoy's default table of 65537 slots.
+pub(crate) fn build_maglev(
+    name: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    build_table(name, nodes, o, 65537)
+}
+
+/// A Maglev table of `table_size` slots (`default` when not given): a prime above the
+/// number of nodes.
+pub(crate) fn build_table(
+    name: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+    default: u64,
+) -> Result<Kind, EngineError> {
+    let m = o.int("table_size", 2, 5_000_011)?.unwrap_or(default);
+    if !super::super::maglev::is_prime(m) || (m as usize) <= nodes.len() {
+        return Err(EngineError::BadOption {
+            engine: name,
+            option: "table_size".into(),
+            reason: alloc::format!(
+                "{m} is not a prime above the number of nodes (Maglev needs one; e.g. {})",
+                next_prime(100 * nodes.len().max(1) as u64)
+            ),
+        });
+    }
+    Ok(Kind::Table(maglev(name, nodes, m)?))
+}
 
 /// `MurmurHash::STD_HASH_SEED`.
 const STD_HASH_SEED: u64 = 0xc70f_6907;

@@ -2,9 +2,47 @@
 
 use alloc::vec::Vec;
 
-use super::super::{Dedup, EngineError, KeyHash, KeyTag, PointRing, PointRules, Seek, Table};
-use crate::hashes::full_hash;
+use super::super::{
+    Dedup, EngineError, KeyHash, KeyTag, Kind, Options, PointRing, PointRules, Seek, Table,
+};
+use crate::hashes::{full_hash, HaproxyHash};
 use crate::ring::NodeSpec;
+
+/// The `haproxy` entry of the registry: `hash-type consistent`, servers numbered 1, 2, ...
+pub(crate) fn build_consistent(
+    _: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    let key_hash = key_hash(o, true)?;
+    let ids: Vec<u32> = (1..=nodes.len() as u32).collect();
+    Ok(Kind::Points(consistent(nodes, &ids, key_hash)?))
+}
+
+/// The `haproxy-map` entry: `hash-type map-based`.
+pub(crate) fn build_map(
+    _: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    let key_hash = key_hash(o, false)?;
+    Ok(Kind::Table(map_based(nodes, key_hash)?))
+}
+
+/// The key hash of the options `hash` and `avalanche` (on by default for `consistent`
+/// without a `hash`, as HAProxy's `hash-type consistent` is).
+fn key_hash(o: &mut Options, consistent: bool) -> Result<KeyHash, EngineError> {
+    let hash = o.choice("hash", &["sdbm", "djb2", "wt6", "crc32", "source"])?;
+    let avalanche = o.flag("avalanche")?.unwrap_or(consistent && hash.is_none());
+    Ok(match hash {
+        Some("source") => KeyHash::HaproxySource(avalanche),
+        h => KeyHash::Haproxy(
+            h.and_then(HaproxyHash::from_name)
+                .unwrap_or(HaproxyHash::Sdbm),
+            avalanche,
+        ),
+    })
+}
 
 /// HAProxy's `SRV_EWGHT_RANGE` (256 × 16).
 const EWGHT_RANGE: u32 = 4096;

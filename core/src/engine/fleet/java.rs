@@ -5,11 +5,80 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::super::{
-    concat, push_decimal, Dedup, EngineError, KeyHash, KeyTag, PointRing, PointRules, Seek, SpyHash,
+    concat, push_decimal, Dedup, EngineError, KeyHash, KeyTag, Kind, Options, PointRing,
+    PointRules, Seek, SpyHash,
 };
 use crate::hashes::{java_abs, java_string_hash, md5, murmur64a};
 use crate::ring::profile::{digests_for, WeightRule};
 use crate::ring::NodeSpec;
+
+/// The `java-hashcode` entry of the registry: `vnodes` points per node (150).
+pub(crate) fn build_hashcode(
+    name: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    super::unweighted(name, &nodes)?;
+    let v = o.int("vnodes", 1, 65536)?.unwrap_or(150) as u32;
+    Ok(Kind::Points(hashcode(nodes, v)?))
+}
+
+/// The `spymemcached` entry: `KetamaNodeLocator` without weights.
+pub(crate) fn build_spymemcached(
+    name: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    build_spy(name, nodes, o, false)
+}
+
+/// The `spymemcached-weighted` entry: `KetamaNodeLocator` with weights.
+pub(crate) fn build_spymemcached_weighted(
+    name: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    build_spy(name, nodes, o, true)
+}
+
+fn build_spy(
+    name: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+    weighted: bool,
+) -> Result<Kind, EngineError> {
+    let lib = o.choice("format", &["spymemcached", "libmemcached"])? == Some("libmemcached");
+    let alg = match o.text("hash") {
+        None => SpyHash::Ketama,
+        Some(h) => SpyHash::from_name(h.trim()).ok_or_else(|| EngineError::BadOption {
+            engine: name,
+            option: "hash".into(),
+            reason: alloc::format!(
+                "{h:?} is not one of ketama, native, crc, fnv1_64, fnv1a_64, fnv1_32, fnv1a_32 (or KETAMA_HASH, ...)"
+            ),
+        })?,
+    };
+    if !weighted {
+        super::unweighted(name, &nodes)?;
+    }
+    Ok(Kind::Points(spymemcached(nodes, alg, lib, weighted)?))
+}
+
+/// The `jedis` entry: `version` (3), `naming` (unnamed), `hash` (murmur).
+pub(crate) fn build_jedis(
+    _: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    let v = match o.choice("version", &["2", "3", "4"])?.unwrap_or("3") {
+        "2" => JedisVersion::V2,
+        "4" => JedisVersion::V4,
+        _ => JedisVersion::V3,
+    };
+    let named = o.choice("naming", &["unnamed", "named"])? == Some("named");
+    let md5 = o.choice("hash", &["murmur", "md5"])? == Some("md5");
+    Ok(Kind::Points(jedis(nodes, v, named, md5)?))
+}
 
 fn rules(name: &'static str, key_hash: KeyHash) -> PointRules {
     PointRules {

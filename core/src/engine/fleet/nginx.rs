@@ -3,8 +3,28 @@
 
 use alloc::vec::Vec;
 
-use super::super::{Dedup, EngineError, KeyHash, KeyTag, PointRing, PointRules, Seek};
+use super::super::{
+    Dedup, EngineError, KeyHash, KeyTag, Kind, Modulo, Options, PointRing, PointRules, Seek,
+};
 use crate::ring::NodeSpec;
+
+/// The `nginx` entry of the registry: `hash $key consistent`.
+pub(crate) fn build_consistent(
+    _: &'static str,
+    nodes: Vec<NodeSpec>,
+    _: &mut Options,
+) -> Result<Kind, EngineError> {
+    Ok(Kind::Points(build(nodes)?))
+}
+
+/// The `nginx-hash` entry: plain `hash $key`.
+pub(crate) fn build_plain(
+    _: &'static str,
+    nodes: Vec<NodeSpec>,
+    _: &mut Options,
+) -> Result<Kind, EngineError> {
+    Ok(Kind::Modulo(Modulo::nginx(nodes)?))
+}
 
 /// The host and port nginx hashes for a `server` string as written: `unix:PATH` is host
 /// `PATH` and no port; otherwise the digits after the last `:` are the port (as text)

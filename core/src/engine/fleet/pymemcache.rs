@@ -2,9 +2,22 @@
 
 use alloc::vec::Vec;
 
-use super::super::{Engine, EngineError};
+use super::super::{Engine, EngineError, Kind, Options};
 use crate::hashes::murmur3_32;
 use crate::ring::NodeSpec;
+
+/// The `pymemcache` entry of the registry: `seed` (0), `bytes_keys` (false).
+pub(crate) fn build(
+    _: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    let seed = o.int("seed", 0, u64::from(u32::MAX))?.unwrap_or(0) as u32;
+    let bytes = o.flag("bytes_keys")?.unwrap_or(false);
+    Ok(Kind::Pymemcache(Pymemcache::with_options(
+        nodes, seed, bytes,
+    )?))
+}
 
 /// pymemcache's `RendezvousHash`: node `"host:port"` scores
 /// `murmur3_32(f"{node}-{key}", seed 0)`, the highest wins, a tie going to the greater

@@ -4,7 +4,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::super::{
-    push_decimal, Dedup, EngineError, KeyHash, KeyTag, Modulo, PointRing, PointRules, Seek,
+    push_decimal, Dedup, EngineError, KeyHash, KeyTag, Kind, Modulo, Options, PointRing,
+    PointRules, Seek,
 };
 use crate::hashes::{md5, TwemproxyHash};
 use crate::ring::md5_many::{Batch, LANES};
@@ -25,6 +26,39 @@ pub(crate) fn server_name(n: &NodeSpec) -> &str {
         Some((host, "11211")) => host,
         _ => &n.name,
     }
+}
+
+/// The `twemproxy` entry of the registry: a pool's `hash:`, `distribution:` and
+/// `hash_tag:`.
+pub(crate) fn build(
+    _: &'static str,
+    nodes: Vec<NodeSpec>,
+    o: &mut Options,
+) -> Result<Kind, EngineError> {
+    let names: Vec<&'static str> = TwemproxyHash::ALL.iter().map(|h| h.as_str()).collect();
+    let h = o.choice("hash", &names)?.and_then(TwemproxyHash::from_name);
+    let h = h.unwrap_or(TwemproxyHash::Md5);
+    let dist = o
+        .choice("distribution", &["ketama", "modula"])?
+        .unwrap_or("ketama");
+    let tag = match o.text("hash_tag") {
+        None => KeyTag::Whole,
+        Some(t) if t.len() == 2 => KeyTag::Pair(t.as_bytes()[0], t.as_bytes()[1]),
+        Some(t) => {
+            return Err(EngineError::BadOption {
+                engine: "twemproxy",
+                option: "hash_tag".into(),
+                reason: alloc::format!(
+                    "{t:?}: twemproxy's hash_tag is two characters, e.g. \"{{}}\""
+                ),
+            })
+        }
+    };
+    Ok(if dist == "modula" {
+        Kind::Modulo(modula(nodes, h, tag)?)
+    } else {
+        Kind::Points(ketama(nodes, h, tag)?)
+    })
 }
 
 pub(crate) fn ketama(
