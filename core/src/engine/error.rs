@@ -3,8 +3,8 @@
 use alloc::string::String;
 use core::fmt;
 
-use crate::error::{ErrorCode, Quoted};
-use crate::ring::RingError;
+use crate::error::ErrorCode;
+use crate::ring::{NodeSpec, RingError};
 
 /// Why an engine could not be built, or a proxy configuration read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,31 +58,6 @@ impl fmt::Display for ConfigSite {
     }
 }
 
-impl fmt::Display for EngineError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EngineError::Ring(e) => e.fmt(f),
-            EngineError::UnknownEngine(name) => {
-                write!(
-                    f,
-                    "unknown engine or profile {}; expected one of ",
-                    Quoted(name)
-                )?;
-                f.write_str(super::registry::NAMES_TEXT)
-            }
-            EngineError::BadOption {
-                engine,
-                option,
-                reason,
-            } => write!(f, "{engine}: option {}: {reason}", Quoted(option)),
-            EngineError::BadConfig(site) => write!(f, "cannot read the configuration: {site}"),
-            EngineError::UnsupportedConfig(site) => {
-                write!(f, "cannot reproduce this configuration exactly: {site}")
-            }
-        }
-    }
-}
-
 impl EngineError {
     /// The stable code of the error, the same in every binding.
     ///
@@ -122,3 +97,15 @@ impl From<RingError> for EngineError {
 }
 
 impl core::error::Error for EngineError {}
+
+/// Refuses weights other than 1 for a peer that has none.
+pub(crate) fn unweighted(engine: &'static str, nodes: &[NodeSpec]) -> Result<(), EngineError> {
+    match nodes.iter().find(|n| n.weight != 1) {
+        Some(n) => Err(EngineError::BadOption {
+            engine,
+            option: alloc::format!("weight of {}", n.name),
+            reason: "this peer has no weights: give every node weight 1".into(),
+        }),
+        None => Ok(()),
+    }
+}

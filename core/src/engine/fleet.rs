@@ -70,15 +70,3 @@ impl FleetProfile {
         EngineEntry::named(self.0)?.build(nodes, options)
     }
 }
-
-/// Refuses weights other than 1 for a peer that has none.
-pub(crate) fn unweighted(engine: &'static str, nodes: &[NodeSpec]) -> Result<(), EngineError> {
-    match nodes.iter().find(|n| n.weight != 1) {
-        Some(n) => Err(EngineError::BadOption {
-            engine,
-            option: alloc::format!("weight of {}", n.name),
-            reason: "this peer has no weights: give every node weight 1".into(),
-        }),
-        None => Ok(()),
-    }
-}

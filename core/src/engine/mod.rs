@@ -36,6 +36,7 @@ use alloc::vec::Vec;
 
 mod bounded;
 mod error;
+mod error_text;
 pub(crate) mod fleet;
 mod jump;
 mod keyhash;

@@ -8,8 +8,8 @@
 use alloc::vec::Vec;
 
 use super::{check_nodes, EngineError, Kind, Options, Router};
-use crate::ring::profile::{join, joined_len, same_name, utf8};
 use crate::ring::{NodeSpec, Profile, ProfileName, ProfileOptions, Ring};
+use crate::util::{join, joined_len, same_name, utf8};
 
 use super::fleet::{clients, envoy, haproxy, java, nginx, pymemcache, twemproxy};
 use super::{jump, maglev, rendezvous};

@@ -96,7 +96,7 @@ impl fmt::Display for RingError {
             RingError::UnknownNode(n) => write!(f, "node {} is not on the ring", Quoted(n)),
             RingError::UnknownProfile(p) => {
                 write!(f, "unknown profile {}; expected one of ", Quoted(p))?;
-                f.write_str(super::profile::PROFILE_NAMES_TEXT)
+                f.write_str(super::profile_name::PROFILE_NAMES_TEXT)
             }
             RingError::TooManyPoints(p) => write!(
                 f,

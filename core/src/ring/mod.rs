@@ -23,6 +23,7 @@ mod owner_vec;
 mod owners;
 mod positions;
 pub(crate) mod profile;
+mod profile_name;
 // The `Ring` type itself (nodes, weights, the circle, changes, lookups): `ring::Ring`
 // is its public path.
 #[allow(clippy::module_inception)]

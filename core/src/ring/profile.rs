@@ -1,84 +1,10 @@
 //! Ring profiles: the handful of parameters in which the ketama family differs, as data.
 
-use core::fmt;
 use core::str::FromStr;
 
 use super::error::RingError;
-
-/// The named profiles keyroute knows.
-///
-/// Every ketama-family profile is bit-exact with the peer it is named after (see
-/// `docs/design.md` and the vectors under `tests/vectors/ring/`); [`ProfileName::Native`] is
-/// keyroute's own fast ring for new fleets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ProfileName {
-    /// SipHash-1-3, 64-bit points, `weight × vnodes` points per node.
-    Native,
-    /// RJ's libketama (`ketama_create_continuum`, PyPI `ketama`).
-    Libketama,
-    /// libmemcached with `MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED` (and PHP's
-    /// `OPT_LIBKETAMA_COMPATIBLE`). Also the ring of twemproxy (`hash: md5`,
-    /// `distribution: ketama`) for servers without an alias: the old `twemproxy` ring
-    /// profile (see [`ProfileName::ALIASES`]).
-    Libmemcached,
-    /// PyPI `uhashring` with `hash_fn='ketama'`.
-    Uhashring,
-    /// npm `hashring` (3.x).
-    NodeHashring,
-    /// PyPI `hash_ring` (Amir Salihefendic's).
-    HashRing,
-}
-
-impl ProfileName {
-    /// Every profile, in the order they are listed in documentation.
-    pub const ALL: [ProfileName; 6] = [
-        ProfileName::Native,
-        ProfileName::Libketama,
-        ProfileName::Libmemcached,
-        ProfileName::Uhashring,
-        ProfileName::NodeHashring,
-        ProfileName::HashRing,
-    ];
-
-    /// Other spellings a profile is parsed from: `twemproxy`, the old name of the ring
-    /// that libmemcached and twemproxy build alike. It always built the libmemcached ring
-    /// (the same points, the same answers); `twemproxy` now names nutcracker's own rules
-    /// (aliases, 272-byte point strings, every `hash:`): the `twemproxy` engine of
-    /// `keyroute::engine::Router` (feature `fleet`).
-    ///
-    /// ```
-    /// use keyroute::ring::ProfileName;
-    /// assert_eq!("twemproxy".parse::<ProfileName>()?, ProfileName::Libmemcached);
-    /// # Ok::<(), keyroute::ring::RingError>(())
-    /// ```
-    pub const ALIASES: &'static [(&'static str, ProfileName)] =
-        &[("twemproxy", ProfileName::Libmemcached)];
-
-    /// The old name of [`ProfileName::Libmemcached`]'s ring: see [`ProfileName::ALIASES`].
-    #[deprecated(
-        note = "the twemproxy ring profile was libmemcached's ring under another name: use ProfileName::Libmemcached (or the `twemproxy` engine for nutcracker's exact rules)"
-    )]
-    #[allow(non_upper_case_globals)]
-    pub const Twemproxy: ProfileName = ProfileName::Libmemcached;
-
-    /// The name used by every binding and the CLI (`"native"`, `"node-hashring"`, …).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ProfileName::Native => "native",
-            ProfileName::Libketama => "libketama",
-            ProfileName::Libmemcached => "libmemcached",
-            ProfileName::Uhashring => "uhashring",
-            ProfileName::NodeHashring => "node-hashring",
-            ProfileName::HashRing => "hash_ring",
-        }
-    }
-}
-
-impl fmt::Display for ProfileName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use super::profile_name::ProfileName;
+use crate::util::same_name;
 
 impl FromStr for ProfileName {
     type Err = RingError;
@@ -98,75 +24,6 @@ impl FromStr for ProfileName {
         }
         Err(RingError::UnknownProfile(s.into()))
     }
-}
-
-/// The length of `names` joined by `", "`.
-pub(crate) const fn joined_len(names: &[&str]) -> usize {
-    let mut len = 0;
-    let mut i = 0;
-    while i < names.len() {
-        len += names[i].len() + if i == 0 { 0 } else { 2 };
-        i += 1;
-    }
-    len
-}
-
-/// `names` joined by `", "` at compile time (`N` is [`joined_len`]): lists of names in
-/// messages cost no code.
-pub(crate) const fn join<const N: usize>(names: &[&str]) -> [u8; N] {
-    let mut out = [0u8; N];
-    let (mut at, mut i) = (0, 0);
-    while i < names.len() {
-        if i > 0 {
-            out[at] = b',';
-            out[at + 1] = b' ';
-            at += 2;
-        }
-        let name = names[i].as_bytes();
-        let mut k = 0;
-        while k < name.len() {
-            out[at] = name[k];
-            at += 1;
-            k += 1;
-        }
-        i += 1;
-    }
-    out
-}
-
-/// `bytes` as text, at compile time.
-pub(crate) const fn utf8(bytes: &[u8]) -> &str {
-    match core::str::from_utf8(bytes) {
-        Ok(s) => s,
-        Err(_) => panic!("names are UTF-8"),
-    }
-}
-
-const PROFILE_NAMES: [&str; ProfileName::ALL.len()] = {
-    let mut out = [""; ProfileName::ALL.len()];
-    let mut i = 0;
-    while i < out.len() {
-        out[i] = ProfileName::ALL[i].as_str();
-        i += 1;
-    }
-    out
-};
-const PROFILE_NAMES_JOINED: [u8; joined_len(&PROFILE_NAMES)] = join(&PROFILE_NAMES);
-
-/// Every profile name, `", "` between them (for messages).
-pub(crate) const PROFILE_NAMES_TEXT: &str = utf8(&PROFILE_NAMES_JOINED);
-
-/// Whether `given` spells `name`: `_` and `-` are interchangeable, case is ignored.
-pub(crate) fn same_name(name: &str, given: &str) -> bool {
-    let norm = |c: u8| match c {
-        b'_' => b'-',
-        c => c.to_ascii_lowercase(),
-    };
-    name.len() == given.len()
-        && name
-            .bytes()
-            .zip(given.bytes())
-            .all(|(a, b)| norm(a) == norm(b))
 }
 
 /// How keys and server strings are hashed onto the circle.
@@ -591,7 +448,7 @@ mod tests {
             Some(ProfileName::Libmemcached)
         );
         let names: alloc::vec::Vec<&str> = ProfileName::ALL.iter().map(|p| p.as_str()).collect();
-        assert_eq!(PROFILE_NAMES_TEXT, names.join(", "));
+        assert_eq!(super::super::profile_name::PROFILE_NAMES_TEXT, names.join(", "));
     }
 
     #[test]

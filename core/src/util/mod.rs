@@ -5,8 +5,12 @@
 mod heap;
 #[cfg(feature = "alloc")]
 mod ln;
+#[cfg(feature = "alloc")]
+mod names;
 
 #[cfg(feature = "alloc")]
 pub(crate) use heap::{heap_sort, heapify, sift_down};
 #[cfg(feature = "alloc")]
 pub(crate) use ln::ln;
+#[cfg(feature = "alloc")]
+pub(crate) use names::{join, joined_len, same_name, utf8};

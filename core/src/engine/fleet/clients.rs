@@ -16,7 +16,7 @@ pub(crate) fn build_go_redis(
     nodes: Vec<NodeSpec>,
     _: &mut Options,
 ) -> Result<Kind, EngineError> {
-    super::unweighted(name, &nodes)?;
+    super::super::error::unweighted(name, &nodes)?;
     let r = Rendezvous::new(KeyHash::Xxh64(0), KeyTag::Braces, nodes)?;
     Ok(Kind::Rendezvous(r))
 }
@@ -27,7 +27,7 @@ pub(crate) fn build_groupcache(
     nodes: Vec<NodeSpec>,
     o: &mut Options,
 ) -> Result<Kind, EngineError> {
-    super::unweighted(name, &nodes)?;
+    super::super::error::unweighted(name, &nodes)?;
     let r = o.int("replicas", 1, 65536)?.unwrap_or(50) as u32;
     Ok(Kind::Points(groupcache(nodes, r)?))
 }
@@ -38,7 +38,7 @@ pub(crate) fn build_dubbo(
     nodes: Vec<NodeSpec>,
     o: &mut Options,
 ) -> Result<Kind, EngineError> {
-    super::unweighted(name, &nodes)?;
+    super::super::error::unweighted(name, &nodes)?;
     let r = o.int("replicas", 4, 65536)?.unwrap_or(160) as u32;
     Ok(Kind::Points(dubbo(nodes, r)?))
 }
@@ -49,7 +49,7 @@ pub(crate) fn build_redis_rb(
     nodes: Vec<NodeSpec>,
     o: &mut Options,
 ) -> Result<Kind, EngineError> {
-    super::unweighted(name, &nodes)?;
+    super::super::error::unweighted(name, &nodes)?;
     let r = o.int("replicas", 1, 65536)?.unwrap_or(160) as u32;
     let tag = o.flag("hash_tag")?.unwrap_or(true);
     Ok(Kind::Points(redis_rb(nodes, r, tag)?))

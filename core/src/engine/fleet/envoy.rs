@@ -46,7 +46,7 @@ pub(crate) fn build_table(
     default: u64,
 ) -> Result<Kind, EngineError> {
     let m = o.int("table_size", 2, 5_000_011)?.unwrap_or(default);
-    if !super::super::maglev::is_prime(m) || (m as usize) <= nodes.len() {
+    if next_prime(m) != m || (m as usize) <= nodes.len() {
         return Err(EngineError::BadOption {
             engine: name,
             option: "table_size".into(),

@@ -18,7 +18,7 @@ pub(crate) fn build_hashcode(
     nodes: Vec<NodeSpec>,
     o: &mut Options,
 ) -> Result<Kind, EngineError> {
-    super::unweighted(name, &nodes)?;
+    super::super::error::unweighted(name, &nodes)?;
     let v = o.int("vnodes", 1, 65536)?.unwrap_or(150) as u32;
     Ok(Kind::Points(hashcode(nodes, v)?))
 }
@@ -59,7 +59,7 @@ fn build_spy(
         })?,
     };
     if !weighted {
-        super::unweighted(name, &nodes)?;
+        super::super::error::unweighted(name, &nodes)?;
     }
     Ok(Kind::Points(spymemcached(nodes, alg, lib, weighted)?))
 }

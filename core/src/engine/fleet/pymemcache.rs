@@ -108,7 +108,7 @@ impl Pymemcache {
         bytes_keys: bool,
     ) -> Result<Pymemcache, EngineError> {
         super::super::check_nodes(&nodes)?;
-        super::unweighted("pymemcache", &nodes)?;
+        super::super::error::unweighted("pymemcache", &nodes)?;
         let prefixes = nodes
             .iter()
             .map(|n| {
