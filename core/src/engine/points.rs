@@ -7,7 +7,7 @@ use super::error::EngineError;
 use super::keyhash::{KeyHash, KeyTag};
 use crate::ring::index::Circle;
 use crate::ring::leaf::{bucket, layout, log_buckets};
-use crate::ring::sort::{cores, on_each_core, sort_points, sort_split};
+use crate::ring::sort::{cores_for, on_each_core, sort_points, sort_split};
 use crate::ring::{NodeSpec, Owners, Positions, RingError, MAX_POINTS};
 
 /// Which point owns a key's hash `h`.
@@ -340,7 +340,7 @@ fn dedup_keys(keys: &mut Vec<u64>, rule: Dedup, bits: u32) -> (Vec<u32>, Option<
     let mask = buckets as u64 - 1;
     let bucket_of = |k: u64| (bucket(k >> 32, shift) & mask) as usize;
     // Cut where the bucket changes, about evenly.
-    let cores = cores();
+    let cores = cores_for(n);
     let mut cuts = alloc::vec![0usize];
     for c in 1..cores {
         let mut at = (n * c / cores).max(*cuts.last().unwrap_or(&0));

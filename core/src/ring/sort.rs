@@ -127,6 +127,20 @@ fn bucket_sort_two_level<T: RadixKey + Ord>(v: &mut Vec<T>) {
     });
 }
 
+/// From this many items a build shares a pass among the cores (below it a thread costs
+/// more than it saves, and small rings never start one).
+pub(crate) const PARALLEL_FROM: usize = 1 << 20;
+
+/// How many cores a pass over `n` items shares its work among: [`cores`] from
+/// [`PARALLEL_FROM`] items, else 1.
+pub(crate) fn cores_for(n: usize) -> usize {
+    if n >= PARALLEL_FROM {
+        cores()
+    } else {
+        1
+    }
+}
+
 /// How many cores a large sort or build shares its work among: 1 without `std` or on
 /// WebAssembly, else those the machine offers (at most 8).
 pub(crate) fn cores() -> usize {

@@ -5,13 +5,7 @@
 
 use alloc::vec::Vec;
 
-/// From this many points a build hashes on more than one thread (below it a thread costs
-/// more than it saves).
-#[cfg_attr(
-    not(all(feature = "std", not(target_family = "wasm"))),
-    allow(dead_code)
-)]
-const PARALLEL_FROM: usize = 1 << 20;
+use crate::ring::sort::cores_for;
 
 /// The keys of every node's points: `counts[i]` of node `i`, written by `fill(i, out)`
 /// into `out` (exactly `counts[i]` long), node after node.
@@ -19,7 +13,7 @@ pub(crate) fn fill_keys(counts: &[usize], fill: impl Fn(usize, &mut [u64]) + Syn
     let total: usize = counts.iter().sum();
     // Zeroed pages come from the kernel untouched: each thread faults in its own.
     let mut keys = alloc::vec![0u64; total];
-    let threads = threads_for(total);
+    let threads = cores_for(total);
     if threads <= 1 {
         fill_range(&mut keys, counts, 0, &fill);
         return keys;
@@ -58,19 +52,10 @@ fn fill_range(out: &mut [u64], counts: &[usize], first: usize, fill: &impl Fn(us
     }
 }
 
-/// How many threads hash `total` points.
-fn threads_for(total: usize) -> usize {
-    #[cfg(all(feature = "std", not(target_family = "wasm")))]
-    if total >= PARALLEL_FROM {
-        return std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    }
-    let _ = total;
-    1
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ring::sort::PARALLEL_FROM;
 
     #[test]
     fn every_node_fills_its_own_stretch_in_order() {
