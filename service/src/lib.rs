@@ -97,19 +97,14 @@ impl Service {
         config.check()?;
         let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         let store: Arc<dyn Store> = match &config.redis {
-            None => {
-                tracing::warn!(
-                    "the store is in memory (no --redis): sessions, cached values and device bindings live in this process only and are lost when it stops or restarts; use --redis to keep them and to share them between instances"
-                );
-                Arc::new(MemoryStore::new(MemoryConfig {
-                    lease_ms: ms(config.lease),
-                    soft_ms: ms(config.soft_ttl),
-                    hard_ms: ms(config.hard_ttl),
-                    session_ttl_ms: ms(config.session_ttl),
-                    memory_max: config.memory_max,
-                    ..MemoryConfig::default()
-                }))
-            }
+            None => Arc::new(MemoryStore::new(MemoryConfig {
+                lease_ms: ms(config.lease),
+                soft_ms: ms(config.soft_ttl),
+                hard_ms: ms(config.hard_ttl),
+                session_ttl_ms: ms(config.session_ttl),
+                memory_max: config.memory_max,
+                ..MemoryConfig::default()
+            })),
             Some(url) => Arc::new(RedisStore::open(
                 url,
                 RedisConfig {
@@ -123,7 +118,15 @@ impl Service {
                 },
             )?),
         };
-        Service::start_with_store(config, store)
+        let in_memory = config.redis.is_none();
+        let service = Service::start_with_store(config, store)?;
+        if in_memory {
+            // After the start: a start that fails says why, not this.
+            tracing::warn!(
+                "the store is in memory (no --redis): sessions, cached values and device bindings live in this process only and are lost when it stops or restarts; use --redis to keep them and to share them between instances"
+            );
+        }
+        Ok(service)
     }
 
     /// As [`start`](Self::start), over a store of the caller's (`config.redis` and the
