@@ -15,15 +15,17 @@ use keyroute::error::ErrorCode;
 use keyroute::frame::{Header, MsgType, TransportError, HEADER_FIXED_LEN};
 use keyroute::queue::{DeadlineQueue, Popped};
 use serde_json::json;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::config::Config;
 use crate::error::ServeError;
 use crate::metrics::Metrics;
 use crate::outbox::{Outbox, Sent, CLIENT_SNDHWM};
-use crate::proto::{parse, reply_frames, Answer, Req};
+use crate::proto::{
+    header_refusal, internal, parse, reply_frames, reply_frames_guarded, Answer, Req,
+};
 use crate::store::{LoadFailure, Store};
-use crate::throttle::LogThrottle;
+use crate::throttle::{LogThrottle, RequestLog, REQUEST_LINES};
 use crate::worker_msg::{parse_worker, WorkerMsg};
 use crate::workers::Workers;
 
@@ -43,7 +45,11 @@ const FINAL_FLUSH: Duration = Duration::from_secs(1);
 /// What a thread or a loader tells the broker.
 pub(crate) enum Event {
     /// A request ran.
-    Done { token: u64, answer: Answer },
+    Done {
+        token: u64,
+        answer: Answer,
+        timing: Timing,
+    },
     /// A loader needs a value from a worker.
     NeedLoad {
         client: String,
@@ -60,8 +66,53 @@ pub(crate) enum Event {
 pub(crate) struct Mailbox {
     tx: Sender<Event>,
     bell: Arc<UnixStream>,
-    /// The kinds the workers declared (for app.start), kept by the broker.
+    /// The kinds the workers declared (for app.start and /readyz), kept by the broker.
     kinds: Arc<Mutex<Vec<String>>>,
+    /// The time this thread's request spent waiting for loads (each thread's mailbox has
+    /// its own).
+    clock: Arc<LoadClock>,
+}
+
+/// Where a request's time went on its thread (for the request log).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Timing {
+    /// In the store (its calls, minus the time waiting for loads).
+    store: Duration,
+    /// Waiting for loader workers (the time at least one load was in flight).
+    load: Duration,
+}
+
+/// The wall time during which at least one load of a request was in flight (the loads
+/// of an `app.start` run in parallel).
+#[derive(Debug, Default)]
+struct LoadClock {
+    state: Mutex<(usize, Option<Instant>, Duration)>,
+}
+
+impl LoadClock {
+    fn begin(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.0 == 0 {
+            s.1 = Some(Instant::now());
+        }
+        s.0 += 1;
+    }
+
+    fn end(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 = s.0.saturating_sub(1);
+        if s.0 == 0 {
+            if let Some(since) = s.1.take() {
+                s.2 += since.elapsed();
+            }
+        }
+    }
+
+    /// The time counted since the last call, and a fresh start.
+    fn take(&self) -> Duration {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::replace(&mut *s, (0, None, Duration::ZERO)).2
+    }
 }
 
 impl Mailbox {
@@ -87,6 +138,14 @@ impl Mailbox {
         kind: &str,
         deadline: Instant,
     ) -> Result<Vec<u8>, LoadFailure> {
+        struct Timed<'a>(&'a LoadClock);
+        impl Drop for Timed<'_> {
+            fn drop(&mut self) {
+                self.0.end();
+            }
+        }
+        self.clock.begin();
+        let _timed = Timed(&self.clock);
         let (reply, rx) = mpsc::sync_channel(1);
         self.send(Event::NeedLoad {
             client: client.to_string(),
@@ -106,6 +165,9 @@ struct Job {
     token: u64,
     req: Req,
     deadline: Instant,
+    /// For the request's span.
+    id: [u8; 16],
+    ty: MsgType,
 }
 
 /// An accepted request, until it is answered.
@@ -121,6 +183,9 @@ struct Pending {
     flight: Option<(String, String)>,
     /// It was parked behind another request's load (then promoted to lead its own).
     parked: bool,
+    /// When a thread took it, and where its time went there (for the request log).
+    started: Option<Instant>,
+    timing: Timing,
 }
 
 struct Load {
@@ -173,6 +238,8 @@ pub(crate) struct Broker {
     zap: Option<zmq::Socket>,
     /// When a refused key was last logged (at most one line a second).
     last_refusal_log: LogThrottle,
+    /// The lines about failed and slow requests (at most [`REQUEST_LINES`] a second).
+    request_log: RequestLog,
 }
 
 fn zerr(what: &str) -> impl FnOnce(zmq::Error) -> ServeError + '_ {
@@ -185,6 +252,7 @@ impl Broker {
         store: Arc<dyn Store>,
         metrics: Arc<Metrics>,
         stop: Arc<AtomicBool>,
+        declared: Arc<Mutex<Vec<String>>>,
         ctx: &zmq::Context,
     ) -> Result<Broker, ServeError> {
         config.check()?;
@@ -239,7 +307,8 @@ impl Broker {
         let mailbox = Mailbox {
             tx,
             bell: Arc::new(push),
-            kinds: Arc::new(Mutex::new(Vec::new())),
+            kinds: declared,
+            clock: Arc::default(),
         };
         let mut caps = vec![usize::MAX];
         let mut class_of = HashMap::new();
@@ -252,11 +321,15 @@ impl Broker {
         for i in 0..config.threads {
             let rx = Arc::clone(&job_rx);
             let store = Arc::clone(&store);
-            let mailbox = mailbox.clone();
+            let mailbox = Mailbox {
+                clock: Arc::default(),
+                ..mailbox.clone()
+            };
+            let metrics = Arc::clone(&metrics);
             std::thread::Builder::new()
                 .name(format!("serve-{i}"))
                 .stack_size(256 << 10)
-                .spawn(move || run_jobs(&rx, store.as_ref(), &mailbox))
+                .spawn(move || run_jobs(&rx, store.as_ref(), &mailbox, &metrics))
                 .map_err(|e| ServeError::Io("thread".into(), e))?;
         }
         metrics
@@ -276,6 +349,7 @@ impl Broker {
         Ok(Broker {
             zap,
             last_refusal_log: LogThrottle::new(),
+            request_log: RequestLog::default(),
             outbox: Outbox::new(
                 config.client_buffer_bytes,
                 config.client_buffers_total_bytes,
@@ -338,18 +412,22 @@ impl Broker {
                 Ok(_) | Err(zmq::Error::EINTR) => {}
                 Err(e) => return Err(zerr("poll")(e)),
             }
-            self.flush_outbox();
-            self.answer_zap();
-            self.read_workers();
-            self.read_events();
-            self.read_clients();
-            self.read_events();
-            self.dispatch();
+            self.guarded(|b| {
+                b.flush_outbox();
+                b.answer_zap();
+                b.read_workers();
+                b.read_events();
+                b.read_clients();
+                b.read_events();
+                b.dispatch();
+            });
             let now = Instant::now();
             if now >= next_tick {
                 next_tick = now + TICK;
-                self.tick(now);
-                self.dispatch();
+                self.guarded(|b| {
+                    b.tick(now);
+                    b.dispatch();
+                });
                 if self.stop.load(Ordering::Relaxed) && self.stopping.is_none() {
                     let grace = now + self.config.grace;
                     info!(
@@ -386,6 +464,60 @@ impl Broker {
                 }
             }
         }
+    }
+
+    /// Runs a step of the loop; a panic in it (a bug) is logged and counted, and the loop
+    /// goes on (the message being handled may go unanswered; a stop answers it).
+    fn guarded(&mut self, step: impl FnOnce(&mut Self)) {
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| step(self))).is_err() {
+            self.metrics.panicked("broker");
+            error!("a bug in the broker loop (a caught panic): the message it was handling may go unanswered; the broker goes on");
+        }
+    }
+
+    /// The frames of a reply; a panic while encoding them is answered `INTERNAL`.
+    fn frames(&self, header: &Header<'_>, answer: Answer) -> Vec<Vec<u8>> {
+        let (frames, panicked) = reply_frames_guarded(header, answer);
+        if panicked {
+            self.metrics.panicked("reply");
+            error!(id = %hex(&header.request_id), "a bug while encoding a reply (a caught panic): answered INTERNAL");
+        }
+        frames
+    }
+
+    /// One `info` line for a request that failed or was slow (at most [`REQUEST_LINES`]
+    /// a second): its type, id, outcome and where its time went. Never a key, a value or
+    /// a session id.
+    fn log_request(&mut self, ty: &str, id: &[u8; 16], answer: &Answer, times: RequestTimes) {
+        let failed = !matches!(answer, Answer::Ok { .. });
+        if !failed && times.total < self.config.slow {
+            return;
+        }
+        let Some(left_out) = self.request_log.ready(Instant::now()) else {
+            return;
+        };
+        if left_out > 0 {
+            info!(
+                left_out,
+                "failed or slow requests not logged (at most {REQUEST_LINES} lines a second; keyroute_serve_errors_total and the latency histogram count them all)"
+            );
+        }
+        let ms = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1000.0);
+        let what = if failed {
+            "request failed"
+        } else {
+            "slow request"
+        };
+        info!(
+            r#type = %ty,
+            id = %hex(id),
+            outcome = %answer.outcome(),
+            total_ms = %ms(times.total),
+            queue_ms = %ms(times.queue),
+            store_ms = %ms(times.timing.store),
+            load_ms = %ms(times.timing.load),
+            "{what}"
+        );
     }
 
     fn ms(&self, t: Instant) -> u64 {
@@ -503,9 +635,17 @@ impl Broker {
         ty: &str,
         received: Instant,
     ) {
+        let total = received.elapsed();
         self.metrics
-            .answered(ty, answer.outcome(), received.elapsed().as_secs_f64());
-        self.send_client(identity, reply_frames(header, answer));
+            .answered(ty, answer.outcome(), total.as_secs_f64());
+        let times = RequestTimes {
+            total,
+            queue: Duration::ZERO,
+            timing: Timing::default(),
+        };
+        self.log_request(ty, &header.request_id, &answer, times);
+        let frames = self.frames(header, answer);
+        self.send_client(identity, frames);
     }
 
     fn on_client(&mut self, mut frames: Vec<Vec<u8>>) {
@@ -525,22 +665,32 @@ impl Broker {
                     Some(t) => u16::from_be_bytes([t[0], t[1]]) & 0x7fff,
                     None => 0,
                 };
-                if let Err(e) = result {
-                    debug!(error = %e, len = head.len(), "bad header");
-                } else {
-                    debug!(frames = frames.len(), "bad frame count");
-                }
+                let refusal = match result {
+                    Err(e) => {
+                        debug!(error = %e, len = head.len(), "bad header");
+                        if (2..=3).contains(&frames.len()) {
+                            header_refusal(head, e)
+                        } else {
+                            TransportError::BadHeader
+                        }
+                    }
+                    Ok(_) => {
+                        debug!(frames = frames.len(), "bad frame count");
+                        TransportError::BadHeader
+                    }
+                };
                 self.metrics.received("bad");
-                self.refuse(
-                    &envelope,
-                    &h,
-                    Answer::Transport(TransportError::BadHeader),
-                    "bad",
-                    received,
-                );
+                self.refuse(&envelope, &h, Answer::Transport(refusal), "bad", received);
                 return;
             }
         };
+        // Cheap when debug logs are off (the fields are then never formatted).
+        let _span = tracing::debug_span!(
+            "request",
+            id = %hex(&header.request_id),
+            r#type = header.msg_type
+        )
+        .entered();
         let ty = match header.kind() {
             Some(t) if t.is_client() && !header.is_reply() => t,
             _ => {
@@ -635,6 +785,8 @@ impl Broker {
             running: false,
             flight: flight.clone(),
             parked: false,
+            started: None,
+            timing: Timing::default(),
         };
         // A product.get whose key is loading already parks: no thread, no queue slot.
         if let Some(key) = &flight {
@@ -700,14 +852,24 @@ impl Broker {
         let Some(p) = self.pending.remove(&token) else {
             return;
         };
-        self.metrics.answered(
+        let total = p.received.elapsed();
+        self.metrics
+            .answered(p.ty.name(), answer.outcome(), total.as_secs_f64());
+        let times = RequestTimes {
+            total,
+            queue: p.started.map_or(total, |s| s - p.received),
+            timing: p.timing,
+        };
+        self.log_request(
             p.ty.name(),
-            answer.outcome(),
-            p.received.elapsed().as_secs_f64(),
+            &Header::salvage_request_id(&p.header),
+            &answer,
+            times,
         );
         if p.ty.has_reply() {
             if let Ok(h) = Header::decode(&p.header) {
-                self.send_client(&p.identity, reply_frames(&h, answer.clone()));
+                let frames = self.frames(&h, answer.clone());
+                self.send_client(&p.identity, frames);
             }
         }
         if let Some(key) = p.flight {
@@ -794,10 +956,13 @@ impl Broker {
                     };
                     let Some(req) = p.req.take() else { continue };
                     p.running = true;
+                    p.started = Some(Instant::now());
                     let job = Job {
                         token: item,
                         req,
                         deadline: p.deadline,
+                        id: Header::salvage_request_id(&p.header),
+                        ty: p.ty,
                     };
                     self.running[class] += 1;
                     self.idle_threads -= 1;
@@ -818,9 +983,14 @@ impl Broker {
         while matches!((&self.bell).read(&mut buf), Ok(n) if n > 0) {}
         while let Ok(e) = self.events.try_recv() {
             match e {
-                Event::Done { token, answer } => {
+                Event::Done {
+                    token,
+                    answer,
+                    timing,
+                } => {
                     self.idle_threads += 1;
-                    if let Some(p) = self.pending.get(&token) {
+                    if let Some(p) = self.pending.get_mut(&token) {
+                        p.timing = timing;
                         let class = p.class;
                         self.running[class] = self.running[class].saturating_sub(1);
                     } else {
@@ -944,9 +1114,13 @@ impl Broker {
         let head = frames.first().map(Vec::as_slice).unwrap_or(&[]);
         let header = match Header::decode(head) {
             Ok(h) if (2..=3).contains(&frames.len()) => h,
-            _ => {
+            result => {
+                let refusal = match result {
+                    Err(e) if (2..=3).contains(&frames.len()) => header_refusal(head, e),
+                    _ => TransportError::BadHeader,
+                };
                 let h = Header::request(MsgType::Ping, Header::salvage_request_id(head));
-                self.reply_worker(&id, &h, Answer::Transport(TransportError::BadHeader));
+                self.reply_worker(&id, &h, Answer::Transport(refusal));
                 return;
             }
         };
@@ -1136,12 +1310,31 @@ fn fence_id(fence: u64) -> [u8; 16] {
     id
 }
 
+/// Lowercase hex (request ids and worker identities in logs).
 fn hex(id: &[u8]) -> String {
-    id.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(id.len() * 2);
+    for b in id {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    s
 }
 
-/// A thread: runs requests until the broker goes away.
-fn run_jobs(rx: &Mutex<Receiver<Job>>, store: &dyn Store, mailbox: &Mailbox) {
+/// Where a request's time went, for the request log.
+#[derive(Clone, Copy, Debug)]
+struct RequestTimes {
+    /// Receipt to answer.
+    total: Duration,
+    /// Receipt to a thread taking it (the whole time, when none did).
+    queue: Duration,
+    /// On the thread.
+    timing: Timing,
+}
+
+/// A thread: runs requests until the broker goes away. Each runs in a `request` span
+/// carrying its id and type, so whatever is logged while it runs names the request.
+fn run_jobs(rx: &Mutex<Receiver<Job>>, store: &dyn Store, mailbox: &Mailbox, metrics: &Metrics) {
     loop {
         let job = {
             let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
@@ -1149,15 +1342,27 @@ fn run_jobs(rx: &Mutex<Receiver<Job>>, store: &dyn Store, mailbox: &Mailbox) {
         };
         let Ok(job) = job else { return };
         let token = job.token;
+        let span = tracing::info_span!("request", id = %hex(&job.id), r#type = %job.ty.name());
+        let _entered = span.enter();
+        let started = Instant::now();
+        mailbox.clock.take();
         let answer =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(job, store, mailbox)))
                 .unwrap_or_else(|_| {
-                    Answer::data(
-                        ErrorCode::Internal,
-                        "a bug in keyroute serve (a caught panic)",
-                    )
+                    metrics.panicked("request");
+                    error!("a bug in keyroute serve while running a request (a caught panic): answered INTERNAL");
+                    internal("running the request")
                 });
-        mailbox.send(Event::Done { token, answer });
+        let load = mailbox.clock.take();
+        let timing = Timing {
+            store: started.elapsed().saturating_sub(load),
+            load,
+        };
+        mailbox.send(Event::Done {
+            token,
+            answer,
+            timing,
+        });
     }
 }
 

@@ -35,8 +35,14 @@ pub struct Config {
     pub default_deadline: Duration,
     /// Per-kind caps: at most N requests of that kind run (and load) at once.
     pub caps: Vec<(String, usize)>,
-    /// Where to serve Prometheus metrics (`/metrics`), if anywhere.
+    /// Where to serve Prometheus metrics (`/metrics`) and the health endpoints
+    /// (`/healthz`, `/readyz`), if anywhere.
     pub metrics: Option<SocketAddr>,
+    /// The kinds `/readyz` requires a registered loader worker for (`--require-kind`).
+    pub require_kinds: Vec<String>,
+    /// A request answered after this long is logged (one `info` line), as is every
+    /// request that fails (`--slow-ms`).
+    pub slow: Duration,
     /// A worker silent this long is dropped and its loads failed over.
     pub worker_timeout: Duration,
     /// How long a stop (SIGTERM) drains before answering what is left "shutting down".
@@ -88,6 +94,8 @@ impl Default for Config {
             default_deadline: Duration::from_millis(5000),
             caps: Vec::new(),
             metrics: None,
+            require_kinds: Vec::new(),
+            slow: Duration::from_millis(1000),
             worker_timeout: Duration::from_millis(3000),
             grace: Duration::from_millis(5000),
             max_frame: 16 << 20,
@@ -145,6 +153,30 @@ impl Config {
         Ok(())
     }
 
+    /// Adds a kind `/readyz` requires a loader worker for (`--require-kind`); a kind
+    /// given twice counts once.
+    ///
+    /// # Errors
+    /// [`ServeError::Config`] for a kind the core refuses (empty, over 128 bytes, `{`,
+    /// `}` or control bytes).
+    ///
+    /// ```
+    /// let mut c = keyroute_serve::Config::default();
+    /// c.require_kind("cards")?;
+    /// c.require_kind("cards")?;
+    /// assert_eq!(c.require_kinds, vec!["cards".to_string()]);
+    /// assert!(c.require_kind("a{b}").is_err());
+    /// # Ok::<(), keyroute_serve::ServeError>(())
+    /// ```
+    pub fn require_kind(&mut self, kind: &str) -> Result<(), ServeError> {
+        keyroute::cache::check_kind(kind.as_bytes())
+            .map_err(|e| ServeError::Config(format!("--require-kind {kind:?}: {e}")))?;
+        if !self.require_kinds.iter().any(|k| k == kind) {
+            self.require_kinds.push(kind.to_string());
+        }
+        Ok(())
+    }
+
     /// Checks the numbers.
     ///
     /// # Errors
@@ -177,6 +209,7 @@ impl Config {
         )?;
         range("--max-waiters", self.max_waiters, 1, MAX_WAITERS)?;
         range("--memory-max", self.memory_max, 1 << 20, 1 << 44)?;
+        range("--require-kind (count)", self.require_kinds.len(), 0, 1024)?;
         range(
             "--client-buffer-bytes",
             self.client_buffer_bytes,
@@ -203,6 +236,7 @@ impl Config {
         ms("--max-deadline-ms", self.max_deadline)?;
         ms("--worker-timeout-ms", self.worker_timeout)?;
         ms("--grace-ms", self.grace)?;
+        ms("--slow-ms", self.slow)?;
         ms("lease", self.lease)?;
         Ok(())
     }

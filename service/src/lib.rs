@@ -21,7 +21,15 @@
 //! * **Stop**: on SIGTERM (or [`Service::stop`]) new requests get `SHUTTING_DOWN`, the rest
 //!   drain until the grace deadline, and whatever is left is answered `SHUTTING_DOWN`:
 //!   every accepted request gets exactly one reply (`app.start` excepted: it has none).
-//! * **Metrics**: Prometheus text on `--metrics ADDR` ([`Metrics`]).
+//! * **Metrics and health**: Prometheus text on `--metrics ADDR` ([`Metrics`]), and
+//!   `/healthz` (alive) and `/readyz` (the store answers, a worker is registered for every
+//!   `--require-kind`, not stopping) on the same port.
+//! * **Tracing**: each request runs in a `request` span carrying its id (hex); one `info`
+//!   line for each request that fails or takes longer than `--slow-ms` (type, id,
+//!   outcome, time in the queue, in the store and waiting for loads; at most 100 such
+//!   lines a second).
+//! * **Panics** (bugs) in a store call or in encoding a reply are answered `INTERNAL`
+//!   to that request; the broker goes on.
 //!
 //! ```no_run
 //! use keyroute_serve::{Config, Service};
@@ -39,6 +47,7 @@ mod broker;
 mod config;
 pub mod curve;
 mod error;
+mod health;
 pub mod loader_worker;
 mod metrics;
 mod metrics_http;
@@ -58,7 +67,7 @@ pub mod worker {
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 pub use config::{Config, MAX_QUEUE, MAX_THREADS};
@@ -86,7 +95,6 @@ impl Service {
     /// opened.
     pub fn start(config: Config) -> Result<Service, ServeError> {
         config.check()?;
-        limit_malloc_arenas();
         let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         let store: Arc<dyn Store> = match &config.redis {
             None => Arc::new(MemoryStore::new(MemoryConfig {
@@ -110,19 +118,68 @@ impl Service {
                 },
             )?),
         };
+        let in_memory = config.redis.is_none();
+        let service = Service::start_with_store(config, store)?;
+        if in_memory {
+            // After the start: a start that fails says why, not this.
+            tracing::warn!(
+                "the store is in memory (no --redis): sessions, cached values and device bindings live in this process only and are lost when it stops or restarts; use --redis to keep them and to share them between instances"
+            );
+        }
+        Ok(service)
+    }
+
+    /// As [`start`](Self::start), over a store of the caller's (`config.redis` and the
+    /// in-memory store's settings are not used): for embedding the broker over another
+    /// [`Store`].
+    ///
+    /// # Errors
+    /// A bad configuration, an endpoint that cannot be bound.
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use keyroute_serve::store::{MemoryStore, Store};
+    /// use keyroute_serve::{Config, Service};
+    /// let store: Arc<dyn Store> = Arc::new(MemoryStore::new(Default::default()));
+    /// let service = Service::start_with_store(Config::default(), store)?;
+    /// service.stop();
+    /// service.wait()?;
+    /// # Ok::<(), keyroute_serve::ServeError>(())
+    /// ```
+    pub fn start_with_store(config: Config, store: Arc<dyn Store>) -> Result<Service, ServeError> {
+        config.check()?;
+        limit_malloc_arenas();
         let info = store.info();
         let metrics = Arc::new(Metrics::new());
+        let stop = Arc::new(AtomicBool::new(false));
+        // The kinds the connected workers declared: kept by the broker, read by app.start
+        // and /readyz.
+        let declared = Arc::new(Mutex::new(Vec::new()));
         let metrics_addr = match config.metrics {
             Some(addr) => Some(metrics_http::serve(
                 addr,
-                Arc::clone(&metrics),
-                Arc::clone(&store),
+                metrics_http::Served {
+                    metrics: Arc::clone(&metrics),
+                    store: Arc::clone(&store),
+                    readiness: health::Readiness::new(
+                        Arc::clone(&store),
+                        config.require_kinds.clone(),
+                        Arc::clone(&declared),
+                        Arc::clone(&stop),
+                    ),
+                },
             )?),
             None => None,
         };
-        let stop = Arc::new(AtomicBool::new(false));
         let ctx = zmq::Context::new();
-        let broker = broker::Broker::new(config.clone(), store, metrics, Arc::clone(&stop), &ctx)?;
+        let broker = broker::Broker::new(
+            config.clone(),
+            store,
+            metrics,
+            Arc::clone(&stop),
+            declared,
+            &ctx,
+        )?;
         tracing::info!(
             bind = %config.bind,
             workers_bind = %config.workers_bind,

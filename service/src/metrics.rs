@@ -35,6 +35,7 @@ pub struct Metrics {
     pub(crate) worker_drops: Counter,
     replies_dropped: Family<Labels, Counter>,
     auth: Family<Labels, Counter>,
+    panics: Family<Labels, Counter>,
     client_buffer_bytes: Gauge,
     client_buffer_peers: Gauge,
     cache_hits: Counter,
@@ -68,6 +69,7 @@ impl Metrics {
             worker_drops: Counter::default(),
             replies_dropped: Family::default(),
             auth: Family::default(),
+            panics: Family::default(),
             client_buffer_bytes: Gauge::default(),
             client_buffer_peers: Gauge::default(),
             cache_hits: Counter::default(),
@@ -137,6 +139,11 @@ impl Metrics {
             m.auth.clone(),
         );
         r.register(
+            "panics",
+            "Panics (bugs) caught, by where: request (a store call, answered INTERNAL), reply (encoding a reply, answered INTERNAL) or broker (the broker loop, which goes on)",
+            m.panics.clone(),
+        );
+        r.register(
             "client_buffer_bytes",
             "Bytes of replies waiting for clients that do not read fast enough",
             m.client_buffer_bytes.clone(),
@@ -199,6 +206,13 @@ impl Metrics {
                 ("socket".to_string(), socket.to_string()),
                 ("outcome".to_string(), outcome.to_string()),
             ])
+            .inc();
+    }
+
+    /// Counts a panic caught (`place`: `request`, `reply` or `broker`).
+    pub(crate) fn panicked(&self, place: &'static str) {
+        self.panics
+            .get_or_create(&vec![("where".to_string(), place.to_string())])
             .inc();
     }
 

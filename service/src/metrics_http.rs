@@ -1,5 +1,6 @@
-//! The `/metrics` listener: each connection is answered on a thread of its own (at most
-//! [`MAX_CONNECTIONS`] at once; past it a connection gets `503` at once), within one
+//! The metrics port: `GET /metrics`, `GET /healthz` (the process is alive) and
+//! `GET /readyz` ([`Readiness`]). Each connection is answered on a thread of its own (at
+//! most [`MAX_CONNECTIONS`] at once; past it a connection gets `503` at once), within one
 //! overall deadline per request ([`REQUEST_DEADLINE`]: reading the request and writing
 //! the answer), so that neither a slow client nor idle connections hold a scrape back.
 
@@ -10,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::ServeError;
+use crate::health::Readiness;
 use crate::metrics::Metrics;
 use crate::store::Store;
 
@@ -20,12 +22,16 @@ pub(crate) const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
 /// The longest request head read.
 const MAX_HEAD: usize = 4096;
 
-/// Serves `GET /metrics` on `addr`; the bound address.
-pub(crate) fn serve(
-    addr: SocketAddr,
-    metrics: Arc<Metrics>,
-    store: Arc<dyn Store>,
-) -> Result<SocketAddr, ServeError> {
+/// What the port serves.
+pub(crate) struct Served {
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) readiness: Readiness,
+}
+
+/// Serves `GET /metrics`, `/healthz` and `/readyz` on `addr`; the bound address.
+pub(crate) fn serve(addr: SocketAddr, served: Served) -> Result<SocketAddr, ServeError> {
+    let served = Arc::new(served);
     let listener =
         TcpListener::bind(addr).map_err(|e| ServeError::Io(format!("--metrics {addr}"), e))?;
     let bound = listener
@@ -41,13 +47,15 @@ pub(crate) fn serve(
                     refuse(stream);
                     continue;
                 }
-                let (metrics, store, done) =
-                    (Arc::clone(&metrics), Arc::clone(&store), Arc::clone(&busy));
+                let (served, done) = (Arc::clone(&served), Arc::clone(&busy));
                 let spawned = std::thread::Builder::new()
                     .name("metrics-conn".into())
                     .stack_size(128 << 10)
                     .spawn(move || {
-                        let _ = answer(stream, &metrics, store.as_ref());
+                        // A panic (a bug) loses this answer, never the slot.
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            answer(stream, &served)
+                        }));
                         done.fetch_sub(1, Ordering::AcqRel);
                     });
                 if spawned.is_err() {
@@ -77,7 +85,14 @@ fn left(deadline: Instant) -> std::io::Result<Duration> {
     }
 }
 
-fn answer(mut stream: TcpStream, metrics: &Metrics, store: &dyn Store) -> std::io::Result<()> {
+/// Whether the request head asks for `GET path` (with or without a query).
+fn is_get(head: &str, path: &str) -> bool {
+    head.strip_prefix("GET ")
+        .and_then(|rest| rest.strip_prefix(path))
+        .is_some_and(|rest| rest.starts_with(' ') || rest.starts_with('?'))
+}
+
+fn answer(mut stream: TcpStream, served: &Served) -> std::io::Result<()> {
     let deadline = Instant::now() + REQUEST_DEADLINE;
     let mut buf = [0u8; MAX_HEAD];
     let mut n = 0;
@@ -93,20 +108,30 @@ fn answer(mut stream: TcpStream, metrics: &Metrics, store: &dyn Store) -> std::i
         }
     }
     let head = String::from_utf8_lossy(&buf[..n]);
-    let (status, kind, body) =
-        if head.starts_with("GET /metrics ") || head.starts_with("GET /metrics?") {
-            (
-                "200 OK",
-                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                metrics.render(Some(store)),
-            )
+    const JSON: &str = "application/json";
+    let (status, kind, body) = if is_get(&head, "/metrics") {
+        (
+            "200 OK",
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            served.metrics.render(Some(served.store.as_ref())),
+        )
+    } else if is_get(&head, "/healthz") {
+        ("200 OK", JSON, "{\"alive\":true}\n".to_string())
+    } else if is_get(&head, "/readyz") {
+        let (ready, body) = served.readiness.check();
+        let status = if ready {
+            "200 OK"
         } else {
-            (
-                "404 Not Found",
-                "text/plain",
-                "try GET /metrics\n".to_string(),
-            )
+            "503 Service Unavailable"
         };
+        (status, JSON, format!("{body}\n"))
+    } else {
+        (
+            "404 Not Found",
+            "text/plain",
+            "try GET /metrics, /healthz or /readyz\n".to_string(),
+        )
+    };
     let out = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
@@ -121,4 +146,18 @@ fn answer(mut stream: TcpStream, metrics: &Metrics, store: &dyn Store) -> std::i
         rest = &rest[wrote..];
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_get;
+
+    #[test]
+    fn paths() {
+        assert!(is_get("GET /readyz HTTP/1.1\r\n", "/readyz"));
+        assert!(is_get("GET /metrics?x=1 HTTP/1.1\r\n", "/metrics"));
+        assert!(!is_get("GET /readyzz HTTP/1.1\r\n", "/readyz"));
+        assert!(!is_get("POST /readyz HTTP/1.1\r\n", "/readyz"));
+        assert!(!is_get("GET /ready", "/readyz"));
+    }
 }

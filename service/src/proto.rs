@@ -2,7 +2,9 @@
 //! writes them.
 
 use keyroute::error::ErrorCode;
-use keyroute::frame::{Header, MsgType, TransportError, FLAG_DATA_ERROR};
+use keyroute::frame::{
+    Header, HeaderError, MsgType, TransportError, FLAG_DATA_ERROR, MAX_HEADER_LEN, SYSTEM,
+};
 use serde::Deserialize;
 use serde_json::Value as Json;
 
@@ -148,6 +150,52 @@ pub(crate) fn reply_frames(header: &Header<'_>, answer: Answer) -> Vec<Vec<u8>> 
         frames.push(p);
     }
     frames
+}
+
+/// The frames of a reply, with a panic while encoding it (a bug) caught: then the reply
+/// is the data error `INTERNAL`, and the second value is true.
+pub(crate) fn reply_frames_guarded(header: &Header<'_>, answer: Answer) -> (Vec<Vec<u8>>, bool) {
+    guarded(header, answer, reply_frames)
+}
+
+fn guarded(
+    header: &Header<'_>,
+    answer: Answer,
+    encode: fn(&Header<'_>, Answer) -> Vec<Vec<u8>>,
+) -> (Vec<Vec<u8>>, bool) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| encode(header, answer))) {
+        Ok(frames) => (frames, false),
+        Err(_) => (reply_frames(header, internal("encoding the reply")), true),
+    }
+}
+
+/// The answer to a request whose handling panicked (a bug in keyroute serve).
+pub(crate) fn internal(while_doing: &str) -> Answer {
+    Answer::data(
+        ErrorCode::Internal,
+        format!(
+            "a bug in keyroute serve while {while_doing} (a caught panic); the service goes on"
+        ),
+    )
+}
+
+/// The transport error for a header frame that did not decode: `UNKNOWN_SYSTEM` when its
+/// only fault is its system byte (it is a good header of another system), `BAD_HEADER`
+/// otherwise.
+pub(crate) fn header_refusal(head: &[u8], e: HeaderError) -> TransportError {
+    if !matches!(e, HeaderError::BadSystem(_)) {
+        return TransportError::BadHeader;
+    }
+    let mut ours = [0u8; MAX_HEADER_LEN];
+    let Some(copy) = ours.get_mut(..head.len()) else {
+        return TransportError::BadHeader;
+    };
+    copy.copy_from_slice(head);
+    copy[1] = SYSTEM;
+    match Header::decode(copy) {
+        Ok(_) => TransportError::UnknownSystem,
+        Err(_) => TransportError::BadHeader,
+    }
 }
 
 /// A bad body: `BAD_TYPE` (the generic code for input of the wrong shape) with what was
@@ -307,6 +355,67 @@ pub(crate) fn parse(t: MsgType, b: &[u8], payload: Option<Vec<u8>>) -> Result<Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panic_while_encoding_is_answered_internal() {
+        let h = Header::request(MsgType::CacheGet, [7; 16]);
+        let (frames, panicked) = reply_frames_guarded(&h, Answer::json(serde_json::json!({})));
+        assert!(!panicked);
+        assert_eq!(frames[1], b"{}");
+        fn boom(_: &Header<'_>, _: Answer) -> Vec<Vec<u8>> {
+            panic!("injected: a bug in an encoder")
+        }
+        let (frames, panicked) = guarded(&h, Answer::json(serde_json::json!({})), boom);
+        assert!(panicked);
+        let back = Header::decode(&frames[0]).unwrap();
+        assert_eq!((back.request_id, back.flags), ([7; 16], FLAG_DATA_ERROR));
+        let body: Json = serde_json::from_slice(&frames[1]).unwrap();
+        assert_eq!(body["code"], "INTERNAL");
+    }
+
+    #[test]
+    fn protocol_md_lists_every_transport_error() {
+        let doc = include_str!("../../docs/protocol.md");
+        let rows: Vec<(u16, &str)> = doc
+            .lines()
+            .filter_map(|l| {
+                let mut cells = l.strip_prefix("| ")?.split(" | ");
+                let n = cells.next()?.parse().ok()?;
+                let name = cells.next()?.strip_prefix('`')?.strip_suffix('`')?;
+                name.bytes()
+                    .all(|b| b.is_ascii_uppercase() || b == b'_')
+                    .then_some((n, name))
+            })
+            .collect();
+        let core: Vec<(u16, &str)> = TransportError::ALL
+            .iter()
+            .map(|t| (t.number(), t.name()))
+            .collect();
+        assert_eq!(rows, core, "docs/protocol.md's transport error table");
+    }
+
+    #[test]
+    fn a_good_header_of_another_system_is_unknown_system() {
+        let mut frame = [0u8; 64];
+        let mut h = Header::request(MsgType::Ping, [1; 16]);
+        h.session_id = b"sid";
+        let n = h.encode_into(&mut frame).unwrap();
+        frame[1] = 9;
+        let e = Header::decode(&frame[..n]).unwrap_err();
+        assert_eq!(
+            header_refusal(&frame[..n], e),
+            TransportError::UnknownSystem
+        );
+        // Another fault besides the system: a bad header.
+        let e = Header::decode(&frame[..n - 1]).unwrap_err();
+        assert_eq!(
+            header_refusal(&frame[..n - 1], e),
+            TransportError::BadHeader
+        );
+        frame[0] = 2;
+        let e = Header::decode(&frame[..n]).unwrap_err();
+        assert_eq!(header_refusal(&frame[..n], e), TransportError::BadHeader);
+    }
 
     #[test]
     fn bodies() {

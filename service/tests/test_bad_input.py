@@ -29,7 +29,7 @@ def test_bad_frames_get_clear_errors(serve_factory):
             ([H(1, rid)[:28], b""], "BAD_HEADER"),                      # short
             ([H(1, rid) + b"x" * 600, b""], "BAD_HEADER"),               # long (> 512)
             ([H(1, rid, version=2), b""], "BAD_HEADER"),                 # wrong version
-            ([H(1, rid, system=9), b""], "BAD_HEADER"),                  # wrong system
+            ([H(1, rid, system=9), b""], "UNKNOWN_SYSTEM"),              # another system
             ([H(1, rid)[:28] + bytes([200]) + b"s" * 10, b""], "BAD_HEADER"),  # sid length past the end
             ([H(1, rid)], "BAD_HEADER"),                                 # no body frame
             ([H(1, rid), b"", b"", b""], "BAD_HEADER"),                  # four frames

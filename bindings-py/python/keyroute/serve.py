@@ -90,6 +90,7 @@ TRANSPORT_ERRORS: Dict[int, str] = {
     9: "AT_CAP",
     10: "TOO_MANY_WAITERS",
     11: "STORE_FULL",
+    12: "UNKNOWN_SYSTEM",
 }
 
 

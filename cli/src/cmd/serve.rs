@@ -96,9 +96,27 @@ pub struct Args {
         value_delimiter = ','
     )]
     pub caps: Vec<String>,
-    /// Serve Prometheus metrics on http://HOST:PORT/metrics.
+    /// Serve Prometheus metrics on http://HOST:PORT/metrics, and /healthz (alive) and
+    /// /readyz (ready to serve) on the same port.
     #[arg(long, value_name = "HOST:PORT", env = "KEYROUTE_METRICS")]
     pub metrics: Option<String>,
+    /// /readyz answers 503 until a loader worker is registered for KIND; repeatable.
+    #[arg(
+        long = "require-kind",
+        value_name = "KIND",
+        env = "KEYROUTE_REQUIRE_KIND",
+        value_delimiter = ','
+    )]
+    pub require_kinds: Vec<String>,
+    /// Log one info line (type, id, time in queue, store and loads) for each request
+    /// answered after N ms, as for each request that fails.
+    #[arg(
+        long,
+        env = "KEYROUTE_SLOW_MS",
+        default_value_t = 1000,
+        allow_negative_numbers = true
+    )]
+    pub slow_ms: i128,
     /// Drop a loader worker silent this long and fail its loads over.
     #[arg(
         long,
@@ -240,6 +258,8 @@ impl Args {
             default_deadline: ms("--default-deadline-ms", self.default_deadline_ms)?,
             caps: Vec::new(),
             metrics: None,
+            require_kinds: Vec::new(),
+            slow: ms("--slow-ms", self.slow_ms)?,
             worker_timeout: ms("--worker-timeout-ms", self.worker_timeout_ms)?,
             grace: ms("--grace-ms", self.grace_ms)?,
             max_frame: count("--max-frame", self.max_frame)?,
@@ -260,6 +280,9 @@ impl Args {
         };
         for cap in &self.caps {
             c.add_cap(cap).map_err(serve_error)?;
+        }
+        for kind in &self.require_kinds {
+            c.require_kind(kind).map_err(serve_error)?;
         }
         if let Some(m) = &self.metrics {
             let addr: SocketAddr = m.parse().map_err(|_| {

@@ -4,7 +4,8 @@ use core::fmt;
 
 use crate::error::ErrorCode;
 
-/// Why a header was refused (the service answers transport error 4, bad header).
+/// Why a header was refused (the service answers transport error 4, bad header; a header
+/// whose only fault is its system gets 12, unknown system).
 ///
 /// ```
 /// use keyroute::frame::HeaderError;
@@ -30,7 +31,8 @@ pub enum HeaderError {
 
 impl HeaderError {
     /// The stable code (the service answers every one with transport error 4,
-    /// `BAD_HEADER`): `OUT_OF_RANGE` for a length, version or system the protocol does
+    /// `BAD_HEADER`, except a foreign system in an otherwise good header: 12,
+    /// `UNKNOWN_SYSTEM`): `OUT_OF_RANGE` for a length, version or system the protocol does
     /// not take, `TOO_LARGE` for a header or session id over its limit,
     /// `BUFFER_TOO_SMALL` when writing into too short a buffer.
     ///

@@ -45,7 +45,7 @@ macro_rules! errors {
             /// The error of a number.
             ///
             /// ```
-            /// assert_eq!(keyroute::frame::TransportError::from_number(12), None);
+            /// assert_eq!(keyroute::frame::TransportError::from_number(13), None);
             /// ```
             pub const fn from_number(n: u16) -> Option<TransportError> {
                 match n { $( $num => Some(TransportError::$variant), )* _ => None }
@@ -79,10 +79,14 @@ errors! {
     /// The service's in-memory store is at its `--memory-max` with what it may not evict
     /// (sessions): nothing was stored.
     StoreFull = 11, "STORE_FULL", "the in-memory store is full of what it never evicts (sessions, at --memory-max): nothing was stored";
+    /// The header is well formed but names a system other than this service's (0): no
+    /// broker of that system is reachable from here (the header's other faults are
+    /// [`BadHeader`](TransportError::BadHeader)).
+    UnknownSystem = 12, "UNKNOWN_SYSTEM", "the header names a system other than this service's (0): there is no route to it here";
 }
 
 impl TransportError {
-    /// Its number (1–11).
+    /// Its number (1–12).
     ///
     /// ```
     /// assert_eq!(keyroute::frame::TransportError::StoreUnavailable.number(), 7);

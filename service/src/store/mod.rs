@@ -100,6 +100,17 @@ pub trait Store: Send + Sync {
     fn info(&self) -> StoreInfo;
     /// Counters.
     fn stats(&self) -> StoreStats;
+    /// Whether the store answers now (for `/readyz`): `Err` says why not, without
+    /// secrets. A store in this process always answers (the default); Redis answers a
+    /// `PING` within its timeouts.
+    ///
+    /// ```
+    /// use keyroute_serve::store::{MemoryStore, Store};
+    /// assert_eq!(MemoryStore::new(Default::default()).ping(), Ok(()));
+    /// ```
+    fn ping(&self) -> Result<(), String> {
+        Ok(())
+    }
     /// `session.create`: the new session id and its expiry (ms since the epoch).
     fn session_create(
         &self,

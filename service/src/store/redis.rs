@@ -24,6 +24,10 @@ use crate::proto::Answer;
 /// and closed).
 const MAX_IDLE: usize = 128;
 
+/// How long a `/readyz` probe's answer is reused: the probes of many scrapers at once
+/// cost Redis one `PING` (per master) at most this often.
+const PING_REUSE: Duration = Duration::from_millis(500);
+
 /// How long a device binding lasts.
 const DEVICE_TTL: Duration = Duration::from_secs(90 * 86_400);
 
@@ -70,6 +74,8 @@ pub struct RedisStore {
     target: Target,
     direct: Mutex<Vec<Direct>>,
     role: Mutex<(Instant, String)>,
+    /// The last readiness probe: when, and its outcome.
+    pinged: Mutex<Option<(Instant, Result<(), String>)>>,
 }
 
 #[derive(Clone, Debug)]
@@ -257,6 +263,7 @@ impl RedisStore {
             target,
             direct: Mutex::new(Vec::new()),
             role: Mutex::new((Instant::now() - Duration::from_secs(60), String::new())),
+            pinged: Mutex::new(None),
         };
         // Fail now rather than at the first request.
         store.with(|_| Ok(())).map_err(|e| match e {
@@ -326,6 +333,42 @@ impl RedisStore {
         }
     }
 
+    /// `PING` on a pooled connection: the standalone server (or the Sentinels' master),
+    /// or every master of the Cluster (through the master owning its first slot).
+    fn probe_ping(&self) -> Result<(), String> {
+        let ping = redis::cmd("PING");
+        let out = self.with(|d| match d {
+            Direct::Single(con) => ping
+                .query::<redis::Value>(con)
+                .map(|_| true)
+                .map_err(DirectError::Raw),
+            Direct::Cluster(c) => {
+                let firsts: Vec<u16> = c
+                    .map()
+                    .masters()
+                    .filter_map(|(i, _)| c.map().node_ranges(i).next().map(|r| *r.start()))
+                    .collect();
+                for &slot in &firsts {
+                    c.query_slot::<redis::Value>(slot, &ping)?;
+                }
+                Ok(!firsts.is_empty())
+            }
+        });
+        match out {
+            Ok(true) => Ok(()),
+            Ok(false) => Err("CLUSTER_NO_OWNER: no master owns a slot".into()),
+            Err(e) => {
+                let (code, text) = match &e {
+                    DirectError::Keyroute(e) => (e.code().as_str(), e.to_string()),
+                    DirectError::Raw(e) => (ErrorCode::RedisServer.as_str(), e.to_string()),
+                };
+                // keyroute-redis's errors are redacted already; redact again whatever
+                // looks like a URL.
+                Err(format!("{code}: {}", redact(&text)))
+            }
+        }
+    }
+
     fn probe_role(&self) -> String {
         if matches!(self.target, Target::Cluster(..)) {
             return "cluster".into();
@@ -368,6 +411,19 @@ impl Store for RedisStore {
             address: self.shown.clone(),
             role: role.1.clone(),
         }
+    }
+
+    fn ping(&self) -> Result<(), String> {
+        // One probe at a time; the others wait for it and share its answer.
+        let mut last = self.pinged.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((at, out)) = &*last {
+            if at.elapsed() < PING_REUSE {
+                return out.clone();
+            }
+        }
+        let out = self.probe_ping();
+        *last = Some((Instant::now(), out.clone()));
+        out
     }
 
     fn stats(&self) -> StoreStats {
