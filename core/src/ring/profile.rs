@@ -448,7 +448,10 @@ mod tests {
             Some(ProfileName::Libmemcached)
         );
         let names: alloc::vec::Vec<&str> = ProfileName::ALL.iter().map(|p| p.as_str()).collect();
-        assert_eq!(super::super::profile_name::PROFILE_NAMES_TEXT, names.join(", "));
+        assert_eq!(
+            super::super::profile_name::PROFILE_NAMES_TEXT,
+            names.join(", ")
+        );
     }
 
     #[test]
