@@ -128,11 +128,13 @@ fn bucket_sort_two_level<T: RadixKey + Ord>(v: &mut Vec<T>) {
 }
 
 /// From this many items a build shares a pass among the cores (below it a thread costs
-/// more than it saves, and small rings never start one).
+/// more than it saves, and small rings never start one). The fleet's engines use it.
+#[cfg(feature = "fleet")]
 pub(crate) const PARALLEL_FROM: usize = 1 << 20;
 
 /// How many cores a pass over `n` items shares its work among: [`cores`] from
 /// [`PARALLEL_FROM`] items, else 1.
+#[cfg(feature = "fleet")]
 pub(crate) fn cores_for(n: usize) -> usize {
     if n >= PARALLEL_FROM {
         cores()
