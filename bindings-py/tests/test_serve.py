@@ -28,6 +28,35 @@ def test_header_round_trip_and_layout() -> None:
     assert serve.TYPES["product.get"] == 30 and serve.TRANSPORT_ERRORS[1] == "QUEUE_FULL"
 
 
+def test_the_header_codec_and_tables_are_cores() -> None:
+    """keyroute.serve holds no layout or table of its own: the frames are core's codec
+    (keyroute::frame) through the native module, which checks what a hand-written struct
+    did not (the version, the system, the 512-byte bound), and its tables are core's."""
+    import keyroute
+    from keyroute import _keyroute
+
+    h = serve.encode_header(1, b"r" * 16)
+    assert len(h) == _keyroute.FRAME_HEADER_FIXED_LEN == 29
+    for bad, code in (
+        (serve.encode_header(1, version=2), "OUT_OF_RANGE"),
+        (serve.encode_header(1, system=9), "OUT_OF_RANGE"),
+        (h + b"x" * 600, "TOO_LARGE"),
+        (h[:28], "OUT_OF_RANGE"),
+    ):
+        with pytest.raises(ValueError) as e:
+            serve.decode_header(bad)
+        assert isinstance(e.value, keyroute.KeyrouteError) and e.value.code == code
+    with pytest.raises(keyroute.OutOfRangeError):
+        serve.encode_header(0x10000)
+    with pytest.raises(keyroute.BadTypeError):
+        serve.decode_header("not bytes")  # type: ignore[arg-type]
+    assert serve.TYPES == dict(_keyroute.FRAME_MSG_TYPES) and len(serve.TYPES) == 15
+    assert serve.TRANSPORT_ERRORS == dict(_keyroute.FRAME_TRANSPORT_ERRORS)
+    assert (serve.VERSION, serve.SYSTEM, serve.REPLY_BIT, serve.FLAG_DATA_ERROR) == (1, 0, 0x8000, 1)
+    # Not part of the package's top level.
+    assert "encode_frame_header" not in keyroute.__all__ and not hasattr(keyroute, "FRAME_MSG_TYPES")
+
+
 def test_loader_worker_protocol() -> None:
     ctx = zmq.Context.instance()
     broker = ctx.socket(zmq.ROUTER)
