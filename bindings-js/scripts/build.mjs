@@ -348,7 +348,10 @@ function bundle(entry) {
     }
   }
   const main = order[order.length - 1];
-  const parts = order.map((m) => (m === main ? m.body : m.body.replace(/^export function /m, 'function ')));
+  // Whole-line // comments are left out (js/ is where they are read): what the helpers
+  // add to each output is then less than the comments it drops (api.mjs 16.9 -> 13.8 KB
+  // gzipped; no js/ file has a template literal across lines, whose lines this could cut).
+  const parts = order.map((m) => (m === main ? m.body : m.body.replace(/^export function /m, 'function ')).replace(/^[ \t]*\/\/.*\n/gm, ''));
   const esm = parts.join('\n');
   const cjs = `'use strict';\n${esm.replace(/^export function /m, 'function ')}\nmodule.exports = { ${main.factory} };\n`;
   return { esm, cjs, factory: main.factory };
