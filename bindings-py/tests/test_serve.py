@@ -9,6 +9,8 @@ import threading
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import zmq  # noqa: E402
 from keyroute import serve  # noqa: E402
@@ -55,6 +57,34 @@ def test_the_header_codec_and_tables_are_cores() -> None:
     assert (serve.VERSION, serve.SYSTEM, serve.REPLY_BIT, serve.FLAG_DATA_ERROR) == (1, 0, 0x8000, 1)
     # Not part of the package's top level.
     assert "encode_frame_header" not in keyroute.__all__ and not hasattr(keyroute, "FRAME_MSG_TYPES")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(0, 0xFFFF), st.integers(0, 0xFFFF), st.integers(0, 255), st.integers(0, 255),
+    st.integers(0, 2**32 - 1), st.binary(max_size=20), st.binary(max_size=255),
+)
+def test_header_round_trip_through_cores_codec(
+    msg_type: int, transport_error: int, flags: int, priority: int, deadline_ms: int, rid: bytes, sid: bytes
+) -> None:
+    h = serve.encode_header(msg_type, rid, priority=priority, deadline_ms=deadline_ms, session_id=sid,
+                            transport_error=transport_error, flags=flags)
+    assert serve.decode_header(h) == serve.Header(
+        1, 0, msg_type, transport_error, flags, priority, deadline_ms, rid[:16].ljust(16, b"\0"), sid)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.binary(max_size=600), st.integers(), st.text(max_size=8), st.none(), st.lists(st.integers(), max_size=3)))
+def test_decode_header_refuses_with_a_code(frame: object) -> None:
+    """Any input: a Header, or a keyroute error with its code (never another exception)."""
+    import keyroute
+
+    try:
+        h = serve.decode_header(frame)  # type: ignore[arg-type]
+    except keyroute.KeyrouteError as e:
+        assert e.code in ("OUT_OF_RANGE", "TOO_LARGE", "BAD_TYPE"), e
+        return
+    assert isinstance(frame, bytes) and 29 <= len(frame) <= 512 and isinstance(h, serve.Header)
 
 
 def test_loader_worker_protocol() -> None:
