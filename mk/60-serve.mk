@@ -1,5 +1,6 @@
-# The service: `keyroute serve` (crate keyroute-serve in service/), its Python worker
-# helper (bindings-py/python/keyroute/serve.py), suites on real processes and benchmarks.
+# The service: `keyroute serve` (crate keyroute-serve in service/), its Python client and
+# worker (keyroute.serve: bindings-py/python/keyroute/serve.py over core's frame codec),
+# suites on real processes and benchmarks.
 #
 #   make test-serve    lints, unit and doc tests, then service/tests (pytest + pyzmq):
 #                      real redis-server (standalone and a 6-node Cluster), `keyroute serve`
@@ -22,12 +23,16 @@ SERVE_WORKER := $(CARGO_TARGET_DIR)/release/examples/worker
 setup-apt-serve:
 	scripts/apt-install.sh $(APT_SERVE)
 
-# A venv of its own (pyzmq, pytest), rebuilt when the pins change.
+# A venv of its own (pyzmq, pytest), rebuilt when the pins change, with the keyroute
+# package of this tree: keyroute.serve writes and reads frames with core's codec
+# (keyroute::frame) through the native module. pip always rebuilds a local directory
+# (maturin's build is cargo's, cached in $(CARGO_TARGET_DIR)).
 $(SERVE_VENV)/.deps: $(SERVE_REQS)
 	python3 -m venv --clear $(SERVE_VENV)
 	$(SERVE_PY) -m pip install -q --disable-pip-version-check -r $(SERVE_REQS)
 	touch $@
 serve-venv: $(SERVE_VENV)/.deps
+	$(SERVE_PY) -m pip install -q --disable-pip-version-check ./bindings-py
 
 build-serve: setup-apt-serve
 	$(CARGO) build --release -p keyroute-cli

@@ -7,7 +7,6 @@ set -euo pipefail
 KR=$1
 WORKER=$2
 PY=${3:-python3}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
 step() { printf '\n\033[1m== %s\033[0m\n$ %s\n' "$1" "$2"; }
 
 free_port() {
@@ -35,10 +34,9 @@ step "a loader worker in Rust (200 ms per load: the slow backend)" \
 worker_pid=$!
 
 step "a client in Python (pyzmq, keyroute.serve.Client)" "python client.py"
-PYTHONPATH="$ROOT/bindings-py/python/keyroute" "$PY" - "tcp://127.0.0.1:$port" <<'PYEOF'
+"$PY" - "tcp://127.0.0.1:$port" <<'PYEOF'
 import sys, time
-import serve  # keyroute.serve, from the source tree
-from serve import Client
+from keyroute.serve import Client  # the keyroute package of this tree (make serve-venv)
 
 with Client(sys.argv[1]) as c:
     # wait for the worker's first heartbeat

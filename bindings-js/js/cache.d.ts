@@ -206,14 +206,43 @@ export function decodeReply(script: 'sc-extend' | 'sc-abandon' | 'sc-invalidate'
 export function shouldRefresh(nowMs: number, softExpiryMs: number, deltaMs: number, e: number): boolean;
 export function xfetchArg(e: number): string;
 
+// BEGIN GENERATED: the smart cache's limits from core (KEYROUTE_UPDATE_DOCS=1 cargo test -p keyroute --test names)
+/** Core's limits of the smart cache (`keyroute::cache`): bytes, counts and ms. */
 export const CACHE_LIMITS: Readonly<{
-  maxClientIdBytes: number; maxKindBytes: number; maxDeviceIdBytes: number; maxVersionBytes: number;
-  maxWarmKinds: number; defaultMaxValueBytes: number; maxValueBytesLimit: number; maxOwnerBytes: number;
-  maxErrorCodeBytes: number; maxErrorMessageBytes: number; tokenLength: number; sessionIdLength: number;
-  maxMs: number; pollFirstMs: number; pollMaxMs: number;
-  /** The most times one getOrLoad runs its loader when every fill is fenced (the last fenced value is returned, not stored). */
-  maxFencedLoads: number;
+  /** core's `MAX_CLIENT_ID_LEN` */
+  maxClientIdBytes: 512;
+  /** core's `MAX_KIND_LEN` */
+  maxKindBytes: 128;
+  /** core's `MAX_DEVICE_ID_LEN` */
+  maxDeviceIdBytes: 256;
+  /** core's `MAX_VERSION_LEN` */
+  maxVersionBytes: 128;
+  /** core's `MAX_WARM_KINDS` */
+  maxWarmKinds: 64;
+  /** core's `DEFAULT_MAX_VALUE_LEN` */
+  defaultMaxValueBytes: 1048576;
+  /** core's `MAX_VALUE_LEN_LIMIT` */
+  maxValueBytesLimit: 536870912;
+  /** core's `MAX_OWNER_LEN` */
+  maxOwnerBytes: 256;
+  /** core's `MAX_ERROR_CODE_LEN` */
+  maxErrorCodeBytes: 64;
+  /** core's `MAX_ERROR_MESSAGE_LEN` */
+  maxErrorMessageBytes: 1024;
+  /** core's `ClientToken::LEN` */
+  tokenLength: 26;
+  /** core's `SessionId::LEN` */
+  sessionIdLength: 53;
+  /** core's `MAX_MS` */
+  maxMs: 281474976710656;
+  /** core's `PollSchedule::FIRST_MS` */
+  pollFirstMs: 10;
+  /** core's `PollSchedule::MAX_MS` */
+  pollMaxMs: 200;
+  /** The most times one getOrLoad runs its loader when every fill is fenced (the last fenced value is returned, not stored): core's `MAX_FENCED_LOADS` */
+  maxFencedLoads: 3;
 }>;
+// END GENERATED
 /** Core's defaults of SmartCache and Sessions (keyroute::cache::CacheSettings::DEFAULT and SessionSettings::DEFAULT), in ms and bytes. */
 export const CACHE_DEFAULTS: Readonly<{
   leaseMs: number; softTtlMs: number; hardTtlMs: number; negTtlMs: number; serveStale: boolean; fastHits: boolean;

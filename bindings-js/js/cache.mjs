@@ -2,10 +2,9 @@
 // calls, reply decoders, XFetch and poll schedule through the cache .wasm, and SmartCache,
 // Sessions and Devices running them on a node-redis client the caller passes in.
 //
-// `createCacheApi(wasm, scripts, node)` is plain ES2020 with no import/export other than
-// the one below: scripts/build.mjs copies it to dist/cache-api.mjs (ESM) and
-// dist/cache-api.cjs (CommonJS) verbatim, except for that line. `node` gives what comes
-// from Node: `randomBytes(n)` (node:crypto) and `pid`.
+// `createCacheApi(wasm, scripts, node)`: scripts/build.mjs bundles it with the helpers
+// every module shares (helpers.mjs) into dist/cache-api.cjs. `node` gives what comes from
+// Node: `randomBytes(n)` (node:crypto) and `pid`.
 //
 // Every decision is core's (Rust, through the .wasm): which keys, which arguments, what a
 // reply means, how long to poll, what input is refused with which code. This file does
@@ -14,42 +13,12 @@
 // re-check, the polling, the fill or the abandon. Every error thrown is an Error with a
 // `code` of ERROR_CODES.
 
+import { createHelpers } from './helpers.mjs';
+
 export function createCacheApi(wasm, scripts, node) {
   'use strict';
 
-  const encoder = new TextEncoder();
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-
-  // ---------------------------------------------------------------- errors
-
-  const ERROR_CODES = {};
-  {
-    const c = wasm.rawErrorCodes();
-    for (let i = 0; i < c.length; i += 2) ERROR_CODES[c[i]] = Number(c[i + 1]);
-    Object.freeze(ERROR_CODES);
-  }
-
-  function error(code, message, extra) {
-    const e = code === 'BAD_TYPE' ? new TypeError(message) : new Error(message);
-    e.code = code;
-    if (extra) Object.assign(e, extra);
-    return e;
-  }
-  function fail(code, message, extra) {
-    throw error(code, message, extra);
-  }
-  function coded(e) {
-    return e instanceof Error && typeof e.code === 'string' && e.code in ERROR_CODES;
-  }
-  // A failure inside wasm that is not one of keyroute's (a trap): INTERNAL.
-  function guard(f) {
-    try {
-      return f();
-    } catch (e) {
-      if (coded(e)) throw e;
-      throw error('INTERNAL', `keyroute failed unexpectedly (${e instanceof Error ? e.message : String(e)}); this is a bug, please report it`, { cause: e });
-    }
-  }
+  const { ERROR_CODES, error, fail, coded, guard, describe, wellFormed, text, utf8, NONE, int, bool, options, bytes, pack, unpack } = createHelpers(wasm);
 
   // A node-redis error as a coded one (the original is its `cause`). Server errors start
   // with their code word (ERR, WRONGTYPE, NOAUTH, MOVED, ...); everything else the client
@@ -70,77 +39,20 @@ export function createCacheApi(wasm, scripts, node) {
     return e.code === 'REDIS_CONNECTION_LOST' || e.code === 'REDIS_CONNECT' || e.code === 'REDIS_TIMEOUT';
   }
 
-  function describe(x) {
-    if (typeof x === 'string') return `the string ${JSON.stringify(x.length > 40 ? `${x.slice(0, 40)}…` : x)}`;
-    if (typeof x === 'number' || typeof x === 'bigint' || typeof x === 'boolean') return `${typeof x} ${String(x)}`;
-    if (x === null) return 'null';
-    if (Array.isArray(x)) return 'an array';
-    if (ArrayBuffer.isView(x)) return `a ${x.constructor.name}`;
-    return typeof x === 'object' ? `an object (${Object.prototype.toString.call(x).slice(8, -1)})` : typeof x;
+  // A name or value as a Buffer (a view of its bytes: a string as UTF-8, lone surrogates
+  // refused, or any bytes).
+  function buffer(x, what) {
+    const b = bytes(x, what);
+    return Buffer.from(b.buffer, b.byteOffset, b.byteLength);
   }
 
-  const wellFormed = typeof String.prototype.isWellFormed === 'function'
-    ? (s) => s.isWellFormed()
-    : (s) => !/\p{Surrogate}/u.test(s);
-
-  // The most bytes a name or value may have before it is converted at all (core's limits
-  // are far below; this bounds the work spent on a caller's 1 GB string).
-  const MAX_INPUT = 2 ** 29;
-
-  // A name or value as bytes: a string (UTF-8, lone surrogates refused) or a Uint8Array.
-  function bytes(x, what) {
-    if (typeof x === 'string') {
-      if (x.length > MAX_INPUT) fail('TOO_LARGE', `${what} has ${x.length} characters, above the limit of ${MAX_INPUT}`);
-      if (!wellFormed(x)) fail('BAD_UTF8', `${what} ${describe(x)} holds a lone surrogate (half of a UTF-16 pair), which UTF-8 cannot encode`);
-      return Buffer.from(x, 'utf8');
-    }
-    if (x instanceof Uint8Array) return Buffer.from(x.buffer, x.byteOffset, x.byteLength);
-    return fail('BAD_TYPE', `${what} must be a string or a Uint8Array, not ${describe(x)}`);
-  }
-
-  function text(s, what) {
-    if (typeof s !== 'string') fail('BAD_TYPE', `${what} must be a string, not ${describe(s)}`);
-    if (!wellFormed(s)) fail('BAD_UTF8', `${what} ${describe(s)} holds a lone surrogate, which UTF-8 cannot encode`);
-    return s;
-  }
-
-  function utf8(b, what) {
-    try {
-      return decoder.decode(b);
-    } catch {
-      return fail('BAD_UTF8', `${what} (${b.length} bytes) is not UTF-8 text`);
-    }
-  }
-
-  // An integer parameter, passed to core exactly (as a 128-bit integer) where its range is
-  // checked: BAD_TYPE for a fraction or another type, OUT_OF_RANGE beyond 128 bits.
-  const NONE = -(2n ** 127n);
-  function int(x, what) {
-    if (typeof x === 'bigint') {
-      if (BigInt.asIntN(128, x) !== x || x === NONE) fail('OUT_OF_RANGE', `${what} ${x} is beyond the range of 128-bit integers`);
-      return x;
-    }
-    if (typeof x !== 'number') fail('BAD_TYPE', `${what} must be an integer number of milliseconds, not ${describe(x)}`);
-    if (!(Math.abs(x) < 2 ** 127)) fail(Number.isNaN(x) ? 'BAD_TYPE' : 'OUT_OF_RANGE', `${what} ${x} is not a 128-bit integer`);
-    if (!Number.isInteger(x)) fail('BAD_TYPE', `${what} ${x} is not an integer`);
-    return BigInt(x);
-  }
   function optionalNow(x) {
     return x === undefined || x === null ? NONE : int(x, 'nowMs');
   }
 
-  function options(o, allowed, what) {
-    if (o === undefined || o === null) return {};
-    if (typeof o !== 'object' || Array.isArray(o)) fail('BAD_TYPE', `${what} must be an object, not ${describe(o)}`);
-    for (const k of Object.keys(o)) {
-      if (!allowed.includes(k)) fail('BAD_OPTION', `unknown option ${JSON.stringify(k)} of ${what}; the options are ${allowed.join(', ')}`);
-    }
-    return o;
-  }
-
   function tokenKeyOf(o) {
     if (o === undefined || o === null) return new Uint8Array(0);
-    const b = bytes(o, 'tokenKey');
+    const b = buffer(o, 'tokenKey');
     if (b.length !== 16) fail('BAD_TYPE', `tokenKey must be 16 bytes, not ${b.length}`);
     return b;
   }
@@ -171,7 +83,7 @@ export function createCacheApi(wasm, scripts, node) {
   // Names are checked before they are converted when they are longer than any limit.
   function name(x, which, what, max) {
     if (typeof x === 'string' && x.length > max) x = x.slice(0, max + 1);
-    const b = bytes(x, what);
+    const b = buffer(x, what);
     guard(() => wasm.rawCheck(which, b));
     return b;
   }
@@ -260,7 +172,7 @@ export function createCacheApi(wasm, scripts, node) {
   }
   function sidBytes(sid) {
     if (typeof sid === 'string' && sid.length > 64) fail('BAD_SESSION_ID', 'not a session id keyroute gave: it is too long');
-    return bytes(sid, 'the session id');
+    return buffer(sid, 'the session id');
   }
 
   // ---------------------------------------------------------------- calls
@@ -271,19 +183,10 @@ export function createCacheApi(wasm, scripts, node) {
   }
   Object.freeze(CACHE_SCRIPTS);
 
-  // A packed batch from wasm as Buffers (views of one copy), freeing it.
+  // A packed batch from wasm as Buffers (views of one copy) and its counts, freeing it.
   function items(b) {
     try {
-      const data = b.data;
-      const ends = b.ends;
-      const counts = b.counts;
-      const out = new Array(ends.length);
-      let start = 0;
-      for (let i = 0; i < ends.length; i++) {
-        out[i] = Buffer.from(data.buffer, data.byteOffset + start, ends[i] - start);
-        start = ends[i];
-      }
-      return [out, counts];
+      return [unpack(b, (data, start, end) => Buffer.from(data.buffer, data.byteOffset + start, end - start)), b.counts];
     } finally {
       b.free();
     }
@@ -304,11 +207,7 @@ export function createCacheApi(wasm, scripts, node) {
     return NOTIFY[n];
   }
   function owner(o) {
-    return o === undefined ? Buffer.alloc(0) : bytes(o, 'owner');
-  }
-  function flag(b, what) {
-    if (typeof b !== 'boolean') fail('BAD_TYPE', `${what} must be true or false, not ${describe(b)}`);
-    return b;
+    return o === undefined ? Buffer.alloc(0) : buffer(o, 'owner');
   }
 
   /**
@@ -321,32 +220,32 @@ export function createCacheApi(wasm, scripts, node) {
       o = options(o, ['leaseMs', 'owner', 'xfetchE', 'allowStale', 'nowMs'], 'cacheCalls.get');
       const xe = o.xfetchE === undefined ? 0 : o.xfetchE;
       if (typeof xe !== 'number') fail('BAD_TYPE', `xfetchE must be a number, not ${describe(xe)}`);
-      return callOf(guard(() => wasm.rawCallGet(bytes(entry, 'the entry key'), int(o.leaseMs, 'leaseMs'), owner(o.owner), xe, o.allowStale === undefined ? true : flag(o.allowStale, 'allowStale'), optionalNow(o.nowMs))));
+      return callOf(guard(() => wasm.rawCallGet(buffer(entry, 'the entry key'), int(o.leaseMs, 'leaseMs'), owner(o.owner), xe, o.allowStale === undefined ? true : bool(o.allowStale, 'allowStale'), optionalNow(o.nowMs))));
     },
     fill(entry, o) {
       o = options(o, ['fence', 'value', 'softTtlMs', 'hardTtlMs', 'loadMs', 'notify', 'nowMs'], 'cacheCalls.fill');
-      return callOf(guard(() => wasm.rawCallFill(bytes(entry, 'the entry key'), int(o.fence, 'fence'), bytes(o.value, 'the value'), int(o.softTtlMs, 'softTtlMs'), int(o.hardTtlMs, 'hardTtlMs'), int(o.loadMs ?? 0, 'loadMs'), notifyOf(o.notify), optionalNow(o.nowMs))));
+      return callOf(guard(() => wasm.rawCallFill(buffer(entry, 'the entry key'), int(o.fence, 'fence'), buffer(o.value, 'the value'), int(o.softTtlMs, 'softTtlMs'), int(o.hardTtlMs, 'hardTtlMs'), int(o.loadMs ?? 0, 'loadMs'), notifyOf(o.notify), optionalNow(o.nowMs))));
     },
     extend(entry, o) {
       o = options(o, ['fence', 'leaseMs', 'nowMs'], 'cacheCalls.extend');
-      return callOf(guard(() => wasm.rawCallExtend(bytes(entry, 'the entry key'), int(o.fence, 'fence'), int(o.leaseMs, 'leaseMs'), optionalNow(o.nowMs))));
+      return callOf(guard(() => wasm.rawCallExtend(buffer(entry, 'the entry key'), int(o.fence, 'fence'), int(o.leaseMs, 'leaseMs'), optionalNow(o.nowMs))));
     },
     abandon(entry, o) {
       o = options(o, ['fence', 'code', 'message', 'negTtlMs', 'notify', 'nowMs'], 'cacheCalls.abandon');
-      return callOf(guard(() => wasm.rawCallAbandon(bytes(entry, 'the entry key'), int(o.fence, 'fence'), bytes(o.code, 'code'), bytes(o.message ?? '', 'message'), int(o.negTtlMs, 'negTtlMs'), notifyOf(o.notify), optionalNow(o.nowMs))));
+      return callOf(guard(() => wasm.rawCallAbandon(buffer(entry, 'the entry key'), int(o.fence, 'fence'), buffer(o.code, 'code'), buffer(o.message ?? '', 'message'), int(o.negTtlMs, 'negTtlMs'), notifyOf(o.notify), optionalNow(o.nowMs))));
     },
     invalidate(entry, o) {
       o = options(o, ['tombstoneMs', 'notify', 'nowMs'], 'cacheCalls.invalidate');
-      return callOf(guard(() => wasm.rawCallInvalidate(bytes(entry, 'the entry key'), int(o.tombstoneMs, 'tombstoneMs'), notifyOf(o.notify), optionalNow(o.nowMs))));
+      return callOf(guard(() => wasm.rawCallInvalidate(buffer(entry, 'the entry key'), int(o.tombstoneMs, 'tombstoneMs'), notifyOf(o.notify), optionalNow(o.nowMs))));
     },
     warmBegin(entries, o) {
       o = options(o, ['leaseMs', 'owner', 'nowMs'], 'cacheCalls.warmBegin');
-      const [data, ends] = pack(entries, 'entries');
+      const [data, ends] = entryList(entries, 'entries');
       return callOf(guard(() => wasm.rawCallWarmBegin(data, ends, int(o.leaseMs, 'leaseMs'), owner(o.owner), optionalNow(o.nowMs))));
     },
     sessCreate(sid, o) {
       o = options(o, ['client', 'version', 'ttlMs', 'maxAgeMs', 'data', 'nowMs'], 'cacheCalls.sessCreate');
-      return callOf(guard(() => wasm.rawCallSessCreate(sidBytes(sid), clientBytes(o.client), versionBytes(o.version ?? ''), int(o.ttlMs, 'ttlMs'), int(o.maxAgeMs ?? 0, 'maxAgeMs'), bytes(o.data ?? '', 'the data'), optionalNow(o.nowMs))));
+      return callOf(guard(() => wasm.rawCallSessCreate(sidBytes(sid), clientBytes(o.client), versionBytes(o.version ?? ''), int(o.ttlMs, 'ttlMs'), int(o.maxAgeMs ?? 0, 'maxAgeMs'), buffer(o.data ?? '', 'the data'), optionalNow(o.nowMs))));
     },
     sessTouch(sid, o) {
       o = options(o, ['version', 'nowMs'], 'cacheCalls.sessTouch');
@@ -367,17 +266,11 @@ export function createCacheApi(wasm, scripts, node) {
     },
   });
 
-  function pack(list, what) {
+  // The entries of one warm-up: an array, its count checked before anything is converted.
+  function entryList(list, what) {
     if (!Array.isArray(list)) fail('BAD_TYPE', `${what} must be an array, not ${describe(list)}`);
     if (list.length > CACHE_LIMITS.maxWarmKinds) guard(() => wasm.rawCheckWarmCount(list.length));
-    const parts = list.map((x, i) => bytes(x, `${what}[${i}]`));
-    const ends = new Uint32Array(parts.length);
-    let off = 0;
-    parts.forEach((p, i) => {
-      off += p.length;
-      ends[i] = off;
-    });
-    return [Buffer.concat(parts, off), ends];
+    return pack(list, what);
   }
 
   /** The command of a call: ['EVALSHA', sha1, numkeys, ...keys, ...args] (or EVAL with the text). */
@@ -778,8 +671,8 @@ export function createCacheApi(wasm, scripts, node) {
         softTtlMs: durationOption(o, 'softTtlMs', CACHE_DEFAULTS.softTtlMs, 1),
         hardTtlMs: durationOption(o, 'hardTtlMs', CACHE_DEFAULTS.hardTtlMs, 1),
         negTtlMs: durationOption(o, 'negTtlMs', CACHE_DEFAULTS.negTtlMs, 0),
-        serveStale: o.serveStale === undefined ? CACHE_DEFAULTS.serveStale : flag(o.serveStale, 'serveStale'),
-        fastHits: o.fastHits === undefined ? CACHE_DEFAULTS.fastHits : flag(o.fastHits, 'fastHits'),
+        serveStale: o.serveStale === undefined ? CACHE_DEFAULTS.serveStale : bool(o.serveStale, 'serveStale'),
+        fastHits: o.fastHits === undefined ? CACHE_DEFAULTS.fastHits : bool(o.fastHits, 'fastHits'),
         xfetchBeta: beta,
         maxValueBytes: checkedMaxValueLen(o.maxValueBytes === undefined ? CACHE_DEFAULTS.maxValueBytes : o.maxValueBytes),
       };
@@ -934,7 +827,7 @@ export function createCacheApi(wasm, scripts, node) {
       }
       let buf;
       try {
-        if (typeof value === 'string') buf = bytes(value, 'the value the loader returned');
+        if (typeof value === 'string') buf = buffer(value, 'the value the loader returned');
         else if (value instanceof Uint8Array) buf = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
         else fail('BAD_TYPE', `the loader must return a Uint8Array (a Buffer) or a string, not ${describe(value)}; nothing was stored`);
       } catch (e) {
@@ -1078,7 +971,7 @@ export function createCacheApi(wasm, scripts, node) {
       const entries = list.map((k) => entryBytes(client, k, this.#c.tokenKey));
       const report = { client, granted: [], skipped: [], failed: [] };
       if (entries.length === 0) return report;
-      const [data, ends] = pack(entries, 'entries');
+      const [data, ends] = entryList(entries, 'entries');
       const warm = guard(() => new wasm.RawWarm(data, ends, this.#owner, this.#settings, this.#link.notify));
       try {
         const reply = await this.#link.eval(callOf(guard(() => warm.call())));
@@ -1142,7 +1035,7 @@ export function createCacheApi(wasm, scripts, node) {
     async create(client, version, data) {
       const c = clientBytes(client);
       const v = versionBytes(version);
-      const d = bytes(data, 'the session data');
+      const d = buffer(data, 'the session data');
       guard(() => wasm.rawCheckValueLen(d.length, this.#maxData));
       for (let i = 0; i < 4; i++) {
         const sid = guard(() => wasm.rawSessionId(c, this.#key, node.randomBytes(16)));

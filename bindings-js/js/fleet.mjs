@@ -4,151 +4,17 @@
 // predis, pymemcache; the ketama family) and proxy configurations read as they are
 // (Router.fromConfig), through the fleet's own .wasm.
 //
-// `createFleetApi(wasm)` is plain ES2020 with no import/export other than the one below:
-// scripts/build.mjs copies it to dist/fleet-api.mjs (ESM) and dist/fleet-api.cjs
-// (CommonJS) verbatim, except for that line. Every answer is core's; this file checks
-// argument types (the same codes as the main module) and packs strings.
+// `createFleetApi(wasm)`: scripts/build.mjs bundles it with the helpers (helpers.mjs)
+// into dist/fleet-api.mjs (ESM) and dist/fleet-api.cjs (CommonJS). Every answer is core's;
+// this file checks argument types (with the helpers every module shares) and packs
+// strings.
+
+import { createHelpers } from './helpers.mjs';
 
 export function createFleetApi(wasm) {
   'use strict';
 
-  const encoder = new TextEncoder();
-
-  const ERROR_CODES = {};
-  {
-    const c = wasm.rawErrorCodes();
-    for (let i = 0; i < c.length; i += 2) ERROR_CODES[c[i]] = Number(c[i + 1]);
-    Object.freeze(ERROR_CODES);
-  }
-
-  function fail(code, message) {
-    const e = code === 'BAD_TYPE' ? new TypeError(message) : new Error(message);
-    e.code = code;
-    throw e;
-  }
-  function guard(f) {
-    try {
-      return f();
-    } catch (e) {
-      if (e instanceof Error && typeof e.code === 'string' && e.code in ERROR_CODES) throw e;
-      const large = e instanceof RangeError;
-      const out = new Error(large ? `the answer is too large for this JavaScript engine (${e.message}); ask for less at a time` : `keyroute failed unexpectedly (${e instanceof Error ? e.message : String(e)}); this is a bug, please report it`);
-      out.code = large ? 'TOO_LARGE' : 'INTERNAL';
-      out.cause = e;
-      throw out;
-    }
-  }
-
-  function describe(x) {
-    if (typeof x === 'string') return `the string ${JSON.stringify(x.length > 40 ? `${x.slice(0, 40)}…` : x)}`;
-    if (typeof x === 'number' || typeof x === 'bigint' || typeof x === 'boolean') return `${typeof x} ${String(x)}`;
-    if (x === null) return 'null';
-    if (Array.isArray(x)) return 'an array';
-    if (ArrayBuffer.isView(x)) return `a ${x.constructor.name}`;
-    return typeof x === 'object' ? `an object (${Object.prototype.toString.call(x).slice(8, -1)})` : typeof x;
-  }
-  const wellFormed = typeof String.prototype.isWellFormed === 'function' ? (s) => s.isWellFormed() : (s) => !/\p{Surrogate}/u.test(s);
-  function text(s, what) {
-    if (typeof s !== 'string') fail('BAD_TYPE', `${what} must be a string, not ${describe(s)}`);
-    if (!wellFormed(s)) fail('BAD_UTF8', `${what} ${describe(s)} holds a lone surrogate (half of a UTF-16 pair), which UTF-8 cannot encode; keyroute refuses it rather than hash U+FFFD`);
-    return s;
-  }
-  const I128 = 2 ** 127;
-  function int(x, what, notInteger = 'BAD_TYPE') {
-    if (typeof x === 'bigint') {
-      if (BigInt.asIntN(128, x) !== x) fail('OUT_OF_RANGE', `${what} ${x} is beyond the range of 128-bit integers`);
-      return x;
-    }
-    if (typeof x !== 'number') fail('BAD_TYPE', `${what} must be an integer (a number), not ${describe(x)}`);
-    if (Number.isNaN(x)) fail(notInteger, `${what} is NaN; it must be an integer`);
-    if (!(Math.abs(x) < I128)) fail('OUT_OF_RANGE', `${what} ${x} is beyond the range of 128-bit integers`);
-    if (!Number.isInteger(x)) fail(notInteger, `${what} ${x} is not an integer`);
-    return BigInt(x);
-  }
-  function num(x, what, notInteger) {
-    const b = int(x, what, notInteger);
-    const n = Number(b);
-    if (BigInt(n) !== b) fail('OUT_OF_RANGE', `${what} ${b} has no exact JavaScript number; keyroute's limits are far below it`);
-    return n;
-  }
-  const KEY_BYTES = 2 ** 29;
-  const BATCH = wasm.rawMaxBatch ? wasm.rawMaxBatch() : 2 ** 24;
-  function bytes(key, what = 'a key') {
-    let b;
-    if (typeof key === 'string') {
-      if (key.length > KEY_BYTES) fail('TOO_LARGE', `${what} of ${key.length} characters is above the limit of ${KEY_BYTES} bytes`);
-      b = encoder.encode(text(key, what));
-    } else if (key instanceof Uint8Array) b = key;
-    else if (ArrayBuffer.isView(key)) b = new Uint8Array(key.buffer, key.byteOffset, key.byteLength);
-    else if (key instanceof ArrayBuffer) b = new Uint8Array(key);
-    else fail('BAD_TYPE', `${what} must be a string or a Uint8Array, not ${describe(key)}`);
-    if (b.length > KEY_BYTES) fail('TOO_LARGE', `${what} of ${b.length} bytes is above the limit of ${KEY_BYTES} bytes (512 MiB, the largest string Redis holds)`);
-    if (b.length > 1 << 24) wasm.rawRoom(b.length);
-    return b;
-  }
-  function list(x, what) {
-    if (typeof x === 'string' || x instanceof String) fail('BAD_TYPE', `${what} must be a list (an array or iterable), not ${describe(String(x))}; a string is one value: wrap it in [ ]`);
-    if (Array.isArray(x)) {
-      if (x.length > BATCH) fail('TOO_LARGE', `${what}: ${x.length} items in one call, above the limit of ${BATCH}; split the batch`);
-      return x;
-    }
-    if (x == null || typeof x !== 'object' || typeof x[Symbol.iterator] !== 'function' || ArrayBuffer.isView(x) || x instanceof ArrayBuffer) {
-      fail('BAD_TYPE', `${what} must be a list (an array or iterable), not ${describe(x)}`);
-    }
-    const out = [];
-    for (const item of x) {
-      if (out.length === BATCH) fail('TOO_LARGE', `${what}: more than ${BATCH} items in one call; split the batch`);
-      out.push(item);
-    }
-    return out;
-  }
-  // Packs byte strings into one buffer + end offsets (grows as items arrive).
-  function pack(items, what) {
-    items = list(items, what);
-    const parts = new Array(items.length);
-    const ends = new Uint32Array(items.length);
-    let total = 0;
-    for (let i = 0; i < items.length; i++) {
-      parts[i] = bytes(items[i], `${what}[${i}]`);
-      total += parts[i].length;
-      if (total > 2 ** 30) fail('TOO_LARGE', `the ${what} of one call hold more than ${2 ** 30} bytes (1 GiB); split the batch`);
-      ends[i] = total;
-    }
-    if (total > 1 << 24) wasm.rawRoom(total + ends.length * 8);
-    const data = new Uint8Array(total);
-    let off = 0;
-    for (const p of parts) {
-      data.set(p, off);
-      off += p.length;
-    }
-    return [data, ends];
-  }
-
-  // nodes: ["a", "b"], [["a", 2], ...], [{name, weight}], {a: 1, b: 2} or a Map.
-  function normalizeNodes(nodes) {
-    const names = [];
-    const weights = [];
-    let entries;
-    if (nodes instanceof Map) entries = list(nodes.entries(), 'nodes');
-    else if (typeof nodes === 'string' || nodes instanceof String) {
-      fail('BAD_TYPE', `nodes must be a list of names, [name, weight] pairs or {name, weight} objects, or an object name → weight, not ${describe(String(nodes))}`);
-    } else if (nodes != null && typeof nodes === 'object' && typeof nodes[Symbol.iterator] === 'function') entries = list(nodes, 'nodes');
-    else if (nodes != null && typeof nodes === 'object') entries = list(Object.entries(nodes), 'nodes');
-    else fail('BAD_TYPE', `nodes must be a list of names or an object name → weight, not ${describe(nodes)}`);
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i];
-      let name;
-      let weight = 1;
-      if (typeof e === 'string') name = e;
-      else if (Array.isArray(e)) [name, weight = 1] = e;
-      else if (e && typeof e === 'object' && !ArrayBuffer.isView(e)) ({ name, weight = 1 } = e);
-      else fail('BAD_TYPE', `nodes[${i}] must be a name, [name, weight] or {name, weight}, not ${describe(e)}`);
-      names.push(text(name, `the name of nodes[${i}]`));
-      if (typeof weight !== 'number' && typeof weight !== 'bigint') fail('BAD_TYPE', `node ${JSON.stringify(name)} has weight ${describe(weight)}; weights are integers from 1 to 4294967295`);
-      weights.push(num(weight, `node ${JSON.stringify(name)} has weight`, 'BAD_WEIGHT'));
-    }
-    return [names, weights];
-  }
+  const { ERROR_CODES, fail, guard, describe, text, int, bool, options, pack, bytes, unpackBytes, normalizeNodes, INTERNAL, dispose, freed } = createHelpers(wasm);
 
   const MAX_OPTIONS = 64;
   // An object name → value (string, integer or boolean) or a Map, as [name, value, ...] text.
@@ -169,8 +35,6 @@ export function createFleetApi(wasm) {
   }
 
   const ENGINES = Object.freeze(wasm.rawEngines());
-  const INTERNAL = Symbol('keyroute.fleet.internal');
-  const dispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : null;
 
   /**
    * Any engine or fleet profile by name (one of ENGINES), over `nodes`, with `options`
@@ -187,7 +51,7 @@ export function createFleetApi(wasm) {
         this.#raw = nodes;
       } else {
         const e = text(engine, 'the engine');
-        const [names, weights] = normalizeNodes(nodes);
+        const [names, weights] = normalizeNodes(nodes, '');
         const [data, ends] = pack(names, 'node names');
         const [od, oe] = pack(textPairs(options, 'options', optionValue), 'options');
         this.#raw = guard(() => new wasm.RawRouter(e, data, ends, Float64Array.from(weights), od, oe));
@@ -203,24 +67,19 @@ export function createFleetApi(wasm) {
      * messages), `allowDown` (nginx down servers), `resolved` ({host: address count}),
      * `includes` ({name: text} for nginx `include`).
      */
-    static fromConfig(config, pool, options = {}) {
+    static fromConfig(config, pool, opts) {
       const t = text(config, 'the configuration');
       const p = pool == null ? '' : text(pool, 'the pool');
-      if (options == null || typeof options !== 'object') fail('BAD_TYPE', `fromConfig options must be an object, not ${describe(options)}`);
-      for (const k of Object.keys(options)) {
-        if (!['file', 'allowDown', 'resolved', 'includes'].includes(k)) fail('BAD_OPTION', `unknown fromConfig option ${JSON.stringify(k)}; the options are file, allowDown, resolved, includes`);
-      }
-      const file = options.file == null ? '' : text(options.file, 'file');
-      const allowDown = options.allowDown == null ? false : options.allowDown;
-      if (typeof allowDown !== 'boolean') fail('BAD_TYPE', `allowDown must be true or false, not ${describe(allowDown)}`);
-      const [rd, re] = pack(textPairs(options.resolved, 'resolved', (k, v) => String(int(v, `resolved[${JSON.stringify(k)}]`))), 'resolved');
-      const [id, ie] = pack(textPairs(options.includes, 'includes', (k, v) => text(v, `includes[${JSON.stringify(k)}]`)), 'includes');
+      const o = options(opts, ['file', 'allowDown', 'resolved', 'includes'], 'the fromConfig options');
+      const file = o.file == null ? '' : text(o.file, 'file');
+      const allowDown = o.allowDown == null ? false : bool(o.allowDown, 'allowDown');
+      const [rd, re] = pack(textPairs(o.resolved, 'resolved', (k, v) => String(int(v, `resolved[${JSON.stringify(k)}]`))), 'resolved');
+      const [id, ie] = pack(textPairs(o.includes, 'includes', (k, v) => text(v, `includes[${JSON.stringify(k)}]`)), 'includes');
       return new Router(INTERNAL, guard(() => wasm.RawRouter.fromConfig(t, p, file, allowDown, rd, re, id, ie)));
     }
 
     get #h() {
-      if (!this.#raw) fail('INVALID_HANDLE', 'this Router was freed (free() or a using block); make a new one');
-      return this.#raw;
+      return this.#raw || freed('Router');
     }
     /** The engine or profile name. */
     get engine() {
@@ -303,8 +162,7 @@ export function createFleetApi(wasm) {
       this.#raw = guard(() => new wasm.RawBounded(router[INTERNAL](), c));
     }
     get #h() {
-      if (!this.#raw) fail('INVALID_HANDLE', 'this Bounded was freed; make a new one');
-      return this.#raw;
+      return this.#raw || freed('Bounded');
     }
     /** Assigns `key`: the first of its candidates under the cap (null without nodes). */
     assign(key) {
@@ -317,18 +175,15 @@ export function createFleetApi(wasm) {
       const n = h.release(bytes(key));
       if (n < 0) return null;
       const batch = h.movedKeys();
-      const data = batch.data;
-      const ends = batch.ends;
-      batch.free();
+      let keys;
+      try {
+        keys = unpackBytes(batch);
+      } finally {
+        batch.free();
+      }
       const from = h.movedFrom();
       const to = h.movedTo();
-      const out = [];
-      let start = 0;
-      for (let i = 0; i < n; i++) {
-        out.push({ key: data.slice(start, ends[i]), from: this.#names[from[i]], to: this.#names[to[i]] });
-        start = ends[i];
-      }
-      return out;
+      return keys.map((key, i) => ({ key, from: this.#names[from[i]], to: this.#names[to[i]] }));
     }
     /** The node holding `key`, or null when it is not assigned. */
     ownerOf(key) {

@@ -28,22 +28,23 @@ export interface PackedKeys {
  * Error codes carried by thrown errors in `error.code`: the names of core's ErrorCode
  * (docs/errors.md), the same in every language. `ERROR_CODES` maps each to its number.
  */
+// BEGIN GENERATED: error codes from core's ErrorCode (KEYROUTE_UPDATE_DOCS=1 cargo test -p keyroute --test names)
 export type ErrorCode =
-  | 'NULL_ARGUMENT' | 'BAD_UTF8' | 'BAD_TYPE' | 'OUT_OF_RANGE' | 'TOO_LARGE' | 'BUFFER_TOO_SMALL'
-  | 'INVALID_HANDLE' | 'INTERNAL'
-  | 'EMPTY_NODE_NAME' | 'ZERO_WEIGHT' | 'NEGATIVE_WEIGHT' | 'WEIGHT_TOO_LARGE' | 'BAD_WEIGHT'
-  | 'DUPLICATE_NODE' | 'UNKNOWN_NODE' | 'UNKNOWN_PROFILE' | 'TOO_MANY_POINTS' | 'BAD_VNODES'
-  | 'BAD_POINTS_PER_DIGEST' | 'BAD_OPTION' | 'INCOMPATIBLE_RINGS' | 'BAD_NODE_SPEC'
-  | 'AMBIGUOUS_NODE_SPEC' | 'BAD_PORT'
+  | 'NULL_ARGUMENT' | 'BAD_UTF8' | 'BAD_TYPE' | 'OUT_OF_RANGE' | 'TOO_LARGE'
+  | 'BUFFER_TOO_SMALL' | 'INVALID_HANDLE' | 'INTERNAL' | 'EMPTY_NODE_NAME' | 'ZERO_WEIGHT'
+  | 'NEGATIVE_WEIGHT' | 'WEIGHT_TOO_LARGE' | 'BAD_WEIGHT' | 'DUPLICATE_NODE' | 'UNKNOWN_NODE'
+  | 'UNKNOWN_PROFILE' | 'TOO_MANY_POINTS' | 'BAD_VNODES' | 'BAD_POINTS_PER_DIGEST'
+  | 'BAD_OPTION' | 'INCOMPATIBLE_RINGS' | 'BAD_NODE_SPEC' | 'AMBIGUOUS_NODE_SPEC' | 'BAD_PORT'
   | 'BAD_SLOT' | 'BAD_RANGE' | 'BAD_ADDRESS' | 'NOT_A_MASTER' | 'INCONSISTENT_TOPOLOGY'
   | 'TOO_MANY_NODES' | 'NOT_A_REDIRECT' | 'BAD_REDIRECT' | 'BAD_PLAN' | 'STALE_PLAN'
   | 'BAD_POOL_KEY' | 'BAD_COUNT' | 'BAD_RESTORE_MODE' | 'EMPTY_MEMBER' | 'BAD_TTL'
   | 'REDIS_BAD_URL' | 'REDIS_CONNECT' | 'REDIS_AUTH' | 'REDIS_TIMEOUT' | 'REDIS_CONNECTION_LOST'
   | 'REDIS_WRONGTYPE' | 'REDIS_SERVER' | 'REDIS_PROTOCOL' | 'CLUSTER_NO_OWNER'
-  | 'CLUSTER_RETRIES_EXHAUSTED' | 'CLUSTER_UNREACHABLE' | 'BUSY' | 'REDIS_READONLY' | 'REDIS_TLS'
-  | 'CACHE_TIMEOUT' | 'BACKEND_ERROR' | 'SESSION_EXPIRED' | 'VERSION_MISMATCH' | 'NOT_FOUND'
-  | 'VALUE_TOO_LARGE' | 'BAD_CLIENT_ID' | 'BAD_KIND' | 'BAD_DEVICE_ID' | 'BAD_SESSION_ID'
-  | 'BAD_VERSION' | 'BAD_CONFIG' | 'UNSUPPORTED_CONFIG';
+  | 'CLUSTER_RETRIES_EXHAUSTED' | 'CLUSTER_UNREACHABLE' | 'BUSY' | 'REDIS_READONLY'
+  | 'REDIS_TLS' | 'CACHE_TIMEOUT' | 'BACKEND_ERROR' | 'SESSION_EXPIRED' | 'VERSION_MISMATCH'
+  | 'NOT_FOUND' | 'VALUE_TOO_LARGE' | 'BAD_CLIENT_ID' | 'BAD_KIND' | 'BAD_DEVICE_ID'
+  | 'BAD_SESSION_ID' | 'BAD_VERSION' | 'BAD_CONFIG' | 'UNSUPPORTED_CONFIG';
+// END GENERATED
 
 /** Every error the package throws: an Error (a TypeError for BAD_TYPE) with a `code`. */
 export interface KeyrouteError extends Error {
@@ -53,17 +54,19 @@ export interface KeyrouteError extends Error {
 /** Error code name → number (core's ErrorCode::number; the C library's status values). */
 export const ERROR_CODES: Readonly<Record<ErrorCode, number>>;
 
-/** The limits of one call, stated once. */
+// BEGIN GENERATED: limits and constants from core (KEYROUTE_UPDATE_DOCS=1 cargo test -p keyroute --test names)
+/** The limits of one call, stated once: core's (`keyroute::keys`, `keyroute::select`). */
 export const LIMITS: Readonly<{
-  /** Keys, members or nodes in one batch call (2^24, core's MAX_PICKS_PER_CALL). */
-  batchKeys: number;
-  /** Bytes of all keys of one batch call (1 GiB). */
-  batchBytes: number;
-  /** Bytes of one key (512 MiB, the largest string Redis holds). */
-  keyBytes: number;
-  /** Picks in one pickMany call (2^24). */
-  picksPerCall: number;
+  /** Keys, members or nodes in one batch call (core's `MAX_KEYS_PER_CALL`, 2^24). */
+  batchKeys: 16777216;
+  /** Bytes of all keys of one batch call (core's `MAX_BATCH_BYTES`, 1 GiB). */
+  batchBytes: 1073741824;
+  /** Bytes of one key (core's `MAX_KEY_BYTES`, 512 MiB: the largest string Redis holds). */
+  keyBytes: 536870912;
+  /** Picks in one pickMany call (core's `MAX_PICKS_PER_CALL`, 2^24). */
+  picksPerCall: 16777216;
 }>;
+// END GENERATED
 
 /** Rings, slot maps, plans and pools alive in wasm memory (free() and garbage collection lower it). */
 export function liveHandles(): number;
@@ -225,7 +228,10 @@ export function sideKey(poolKey: Uint8Array): Uint8Array;
 /** The hashed part of a key: between the first `{` and the next `}` if non-empty, else the key. */
 export function hashTag(key: string): string;
 export function hashTag(key: Uint8Array): Uint8Array;
+// BEGIN GENERATED: the slot count from core (KEYROUTE_UPDATE_DOCS=1 cargo test -p keyroute --test names)
+/** The number of hash slots of Redis Cluster (core's `SLOT_COUNT`). */
 export const SLOT_COUNT: 16384;
+// END GENERATED
 
 export type Address = string | { host: string; port: number };
 

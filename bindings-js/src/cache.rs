@@ -1,6 +1,6 @@
 //! Raw smart-cache exports: key names, session ids, input checks, script calls, reply
 //! decoders, XFetch and the poll schedule of [`keyroute::cache`]. The JavaScript glue
-//! (`js/api.mjs`) runs them on a node-redis client: every decision is core's, the glue
+//! (`js/cache.mjs`) runs them on a node-redis client: every decision is core's, the glue
 //! only does the I/O.
 //!
 //! Conventions (besides those of the crate):

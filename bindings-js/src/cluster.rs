@@ -1,10 +1,10 @@
 //! Raw exports of the cluster module (`--no-default-features --features cluster`): slot
-//! maps and resharding plans, which `SlotMap` and `ReshardPlan` in `js/api.mjs` wrap, and
-//! the node-list grammar (`parseNodes`, `parseWeights`, `Ring.fromSpec`; the plans read
-//! target weights with it). A module of its own so that the main one (rings, slots,
-//! least-used; what a browser downloads first) stays small: these exports are a quarter
-//! of the main module's size, and the grammar alone 3.7 KB gzipped, which the main module
-//! spends on changing rings in place instead.
+//! maps and resharding plans, which `SlotMap` and `ReshardPlan` in `js/cluster.mjs` wrap,
+//! and the node-list grammar (`parseNodes`, `parseWeights`, `Ring.fromSpec` in
+//! `js/ring.mjs`; the plans read target weights with it). A module of its own so that the
+//! main one (rings, slots, least-used; what a browser downloads first) stays small: these
+//! exports are a quarter of the main module's size, and the grammar alone 3.7 KB gzipped,
+//! which the main module spends on changing rings in place instead.
 use alloc::string::String;
 use alloc::vec::Vec;
 

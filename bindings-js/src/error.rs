@@ -106,6 +106,26 @@ pub fn raw_error_codes() -> Vec<String> {
     out
 }
 
+/// Core's limits of one call and its slot count: `i` = 0 `MAX_KEYS_PER_CALL`, 1
+/// `MAX_BATCH_BYTES`, 2 `MAX_KEY_BYTES`, 3 `MAX_PICKS_PER_CALL`, 4 `SLOT_COUNT` (0 past
+/// them). Every module has it: the JS glue's `LIMITS` and `SLOT_COUNT`, and its checks
+/// before a list or a key crosses. (One number per call: the smallest export, where an
+/// array cost 0.1 KB gzipped in each module.)
+#[wasm_bindgen(js_name = rawLimit)]
+pub fn raw_limit(i: u32) -> u32 {
+    use keyroute::keys::{MAX_BATCH_BYTES, MAX_KEYS_PER_CALL, MAX_KEY_BYTES};
+    use keyroute::select::MAX_PICKS_PER_CALL;
+    let n = match i {
+        0 => MAX_KEYS_PER_CALL,
+        1 => MAX_BATCH_BYTES,
+        2 => MAX_KEY_BYTES,
+        3 => MAX_PICKS_PER_CALL,
+        4 => usize::from(keyroute::slot::SLOT_COUNT),
+        _ => 0,
+    };
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 /// An integer of an array a caller gave, as the double JavaScript passed (integer
 /// parameters cross as `i128`, converted exactly from a number or a bigint): the JS glue
 /// has checked its type (a number, integral, below 2^127 in magnitude, with messages

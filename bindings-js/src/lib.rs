@@ -2,8 +2,10 @@
 //!
 //! This crate is the raw boundary: it converts types and errors and owns the Rust values.
 //! The public, camelCase JavaScript API (`Ring`, `SlotMap`, `Pool`, `keySlot`, …) is the
-//! thin wrapper in `js/api.mjs`, which batches keys into one buffer so that a batch call
-//! crosses the boundary once, and maps node indexes back to names on the JS side.
+//! thin wrapper in `js/` (`api.mjs` and the modules it imports, one per concept, over
+//! `helpers.mjs`), which checks arguments before they cross, batches keys into one buffer
+//! so that a batch call crosses the boundary once, and maps node indexes back to names on
+//! the JS side.
 //!
 //! Conventions of the raw exports (prefixed `raw`/`Raw`, not part of the public API):
 //! * keys come as `&str` (UTF-8 encoded by wasm-bindgen) or `&[u8]`;

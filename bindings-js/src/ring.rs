@@ -1,4 +1,4 @@
-//! Raw ring exports; the public `Ring` class in `js/api.mjs` wraps [`RawRing`].
+//! Raw ring exports; the public `Ring` class in `js/ring.mjs` wraps [`RawRing`].
 use alloc::string::String;
 use alloc::vec::Vec;
 

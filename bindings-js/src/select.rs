@@ -3,20 +3,11 @@
 use alloc::vec::Vec;
 
 use keyroute::error::ErrorCode;
-use keyroute::select::{
-    checked_initial, checked_picks, side_key, Pool, Restore, MAX_PICKS_PER_CALL,
-};
+use keyroute::select::{checked_initial, checked_picks, side_key, Pool, Restore};
 use wasm_bindgen::prelude::*;
 
 use crate::batch::RawBatch;
 use crate::error::{unpack, JsError, Live};
-
-/// The most picks one `pickMany` call makes (`keyroute::select::MAX_PICKS_PER_CALL`),
-/// and the limit of keys in one batch call of the JavaScript package.
-#[wasm_bindgen(js_name = rawMaxBatch)]
-pub fn raw_max_batch() -> u32 {
-    MAX_PICKS_PER_CALL as u32
-}
 
 /// The side key of a pool key (`keyroute::select::side_key`).
 #[wasm_bindgen(js_name = rawSideKey)]

@@ -1,5 +1,5 @@
 //! Raw Redis Cluster hash slot exports of the main module; `keySlot`, `keySlots` and
-//! `hashTag` in `js/api.mjs` wrap them. Slot maps and resharding plans are in the
+//! `hashTag` in `js/slot.mjs` wrap them. Slot maps and resharding plans are in the
 //! cluster module ([`crate::cluster`]).
 use alloc::vec::Vec;
 

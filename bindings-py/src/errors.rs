@@ -46,6 +46,7 @@ use pyo3::types::{PyDict, PyTuple, PyType};
 
 use keyroute::engine::EngineError;
 use keyroute::error::ErrorCode;
+use keyroute::frame::HeaderError;
 use keyroute::ring::RingError;
 use keyroute::select::{KeyError, PoolError, UnknownRestoreMode};
 use keyroute::slot::{AddressError, MapError, PlanError, RedirectError};
@@ -328,6 +329,8 @@ coded!(
     PoolError => Pool,
     KeyError => Pool,
     UnknownRestoreMode => Pool,
+    // Its codes (OUT_OF_RANGE, TOO_LARGE, BUFFER_TOO_SMALL) have classes of their own.
+    HeaderError => Ring,
 );
 
 /// A core error as its Python exception (class from its code; the core's message).

@@ -12,6 +12,7 @@ mod args;
 mod cache;
 mod engine;
 mod errors;
+mod frame;
 mod keys;
 mod remote;
 mod ring;
@@ -32,5 +33,6 @@ fn _keyroute(m: &Bound<'_, PyModule>) -> PyResult<()> {
     select::register(m)?;
     remote::register(m)?;
     cache::register(m)?;
+    frame::register(m)?;
     Ok(())
 }

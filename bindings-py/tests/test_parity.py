@@ -4,8 +4,10 @@ and every cell is `yes: ...` or `no: <reason>`."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
+import types
 from pathlib import Path
 
 import pytest
@@ -52,6 +54,14 @@ def test_python_cell(capability: str, cell: str) -> None:
     assert names, f"{capability}: a yes names what provides it"
     for name in names:
         obj: object = keyroute
+        path = "keyroute"
         for part in name.split("."):
+            path += "." + part
+            if not hasattr(obj, part) and isinstance(obj, types.ModuleType):
+                # A submodule (keyroute.serve) is an attribute once imported.
+                try:
+                    importlib.import_module(path)
+                except ImportError:
+                    pass
             assert hasattr(obj, part), f"{capability}: keyroute.{name} does not exist"
             obj = getattr(obj, part)

@@ -9,6 +9,8 @@ import threading
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import zmq  # noqa: E402
 from keyroute import serve  # noqa: E402
@@ -26,6 +28,63 @@ def test_header_round_trip_and_layout() -> None:
     with pytest.raises(ValueError):
         serve.encode_header(1, session_id=b"x" * 256)
     assert serve.TYPES["product.get"] == 30 and serve.TRANSPORT_ERRORS[1] == "QUEUE_FULL"
+
+
+def test_the_header_codec_and_tables_are_cores() -> None:
+    """keyroute.serve holds no layout or table of its own: the frames are core's codec
+    (keyroute::frame) through the native module, which checks what a hand-written struct
+    did not (the version, the system, the 512-byte bound), and its tables are core's."""
+    import keyroute
+    from keyroute import _keyroute
+
+    h = serve.encode_header(1, b"r" * 16)
+    assert len(h) == _keyroute.FRAME_HEADER_FIXED_LEN == 29
+    for bad, code in (
+        (serve.encode_header(1, version=2), "OUT_OF_RANGE"),
+        (serve.encode_header(1, system=9), "OUT_OF_RANGE"),
+        (h + b"x" * 600, "TOO_LARGE"),
+        (h[:28], "OUT_OF_RANGE"),
+    ):
+        with pytest.raises(ValueError) as e:
+            serve.decode_header(bad)
+        assert isinstance(e.value, keyroute.KeyrouteError) and e.value.code == code
+    with pytest.raises(keyroute.OutOfRangeError):
+        serve.encode_header(0x10000)
+    with pytest.raises(keyroute.BadTypeError):
+        serve.decode_header("not bytes")  # type: ignore[arg-type]
+    assert serve.TYPES == dict(_keyroute.FRAME_MSG_TYPES) and len(serve.TYPES) == 15
+    assert serve.TRANSPORT_ERRORS == dict(_keyroute.FRAME_TRANSPORT_ERRORS)
+    assert (serve.VERSION, serve.SYSTEM, serve.REPLY_BIT, serve.FLAG_DATA_ERROR) == (1, 0, 0x8000, 1)
+    # Not part of the package's top level.
+    assert "encode_frame_header" not in keyroute.__all__ and not hasattr(keyroute, "FRAME_MSG_TYPES")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(0, 0xFFFF), st.integers(0, 0xFFFF), st.integers(0, 255), st.integers(0, 255),
+    st.integers(0, 2**32 - 1), st.binary(max_size=20), st.binary(max_size=255),
+)
+def test_header_round_trip_through_cores_codec(
+    msg_type: int, transport_error: int, flags: int, priority: int, deadline_ms: int, rid: bytes, sid: bytes
+) -> None:
+    h = serve.encode_header(msg_type, rid, priority=priority, deadline_ms=deadline_ms, session_id=sid,
+                            transport_error=transport_error, flags=flags)
+    assert serve.decode_header(h) == serve.Header(
+        1, 0, msg_type, transport_error, flags, priority, deadline_ms, rid[:16].ljust(16, b"\0"), sid)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.binary(max_size=600), st.integers(), st.text(max_size=8), st.none(), st.lists(st.integers(), max_size=3)))
+def test_decode_header_refuses_with_a_code(frame: object) -> None:
+    """Any input: a Header, or a keyroute error with its code (never another exception)."""
+    import keyroute
+
+    try:
+        h = serve.decode_header(frame)  # type: ignore[arg-type]
+    except keyroute.KeyrouteError as e:
+        assert e.code in ("OUT_OF_RANGE", "TOO_LARGE", "BAD_TYPE"), e
+        return
+    assert isinstance(frame, bytes) and 29 <= len(frame) <= 512 and isinstance(h, serve.Header)
 
 
 def test_loader_worker_protocol() -> None:

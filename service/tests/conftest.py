@@ -1,6 +1,7 @@
 """Real processes for the service suites: redis-server, `keyroute serve`, the Rust
-example worker, and pyzmq clients and Python workers (keyroute.serve, imported from the
-source tree). Every process a test starts is stopped by the test."""
+example worker, and pyzmq clients and Python workers (keyroute.serve, from the keyroute
+package `make serve-venv` installs from this tree: its frames are core's codec, through
+the native module). Every process a test starts is stopped by the test."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -18,9 +18,9 @@ from typing import Callable, Dict, Iterator, List, Optional
 
 import pytest
 
+from keyroute import serve as kserve
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bindings-py" / "python" / "keyroute"))
-import serve as kserve  # noqa: E402  (keyroute.serve, pure Python, without the extension)
 
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
 KEYROUTE = Path(os.environ.get("KEYROUTE_BIN", TARGET / "release" / "keyroute"))

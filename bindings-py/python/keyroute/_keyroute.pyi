@@ -4,7 +4,7 @@ import builtins
 
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal, final, overload
+from typing import Any, Final, Literal, final, overload
 
 from typing_extensions import Self, TypeAlias
 
@@ -27,6 +27,52 @@ _EngineName: TypeAlias = Literal[
 ]
 # END GENERATED
 
+# BEGIN GENERATED: error codes from core's ErrorCode (KEYROUTE_UPDATE_DOCS=1 cargo test -p keyroute --test names)
+_ErrorCode: TypeAlias = Literal[
+    "NULL_ARGUMENT", "BAD_UTF8", "BAD_TYPE", "OUT_OF_RANGE", "TOO_LARGE", "BUFFER_TOO_SMALL",
+    "INVALID_HANDLE", "INTERNAL", "EMPTY_NODE_NAME", "ZERO_WEIGHT", "NEGATIVE_WEIGHT",
+    "WEIGHT_TOO_LARGE", "BAD_WEIGHT", "DUPLICATE_NODE", "UNKNOWN_NODE", "UNKNOWN_PROFILE",
+    "TOO_MANY_POINTS", "BAD_VNODES", "BAD_POINTS_PER_DIGEST", "BAD_OPTION",
+    "INCOMPATIBLE_RINGS", "BAD_NODE_SPEC", "AMBIGUOUS_NODE_SPEC", "BAD_PORT", "BAD_SLOT",
+    "BAD_RANGE", "BAD_ADDRESS", "NOT_A_MASTER", "INCONSISTENT_TOPOLOGY", "TOO_MANY_NODES",
+    "NOT_A_REDIRECT", "BAD_REDIRECT", "BAD_PLAN", "STALE_PLAN", "BAD_POOL_KEY", "BAD_COUNT",
+    "BAD_RESTORE_MODE", "EMPTY_MEMBER", "BAD_TTL", "REDIS_BAD_URL", "REDIS_CONNECT",
+    "REDIS_AUTH", "REDIS_TIMEOUT", "REDIS_CONNECTION_LOST", "REDIS_WRONGTYPE", "REDIS_SERVER",
+    "REDIS_PROTOCOL", "CLUSTER_NO_OWNER", "CLUSTER_RETRIES_EXHAUSTED", "CLUSTER_UNREACHABLE",
+    "BUSY", "REDIS_READONLY", "REDIS_TLS", "CACHE_TIMEOUT", "BACKEND_ERROR", "SESSION_EXPIRED",
+    "VERSION_MISMATCH", "NOT_FOUND", "VALUE_TOO_LARGE", "BAD_CLIENT_ID", "BAD_KIND",
+    "BAD_DEVICE_ID", "BAD_SESSION_ID", "BAD_VERSION", "BAD_CONFIG", "UNSUPPORTED_CONFIG",
+]
+# END GENERATED
+
+# BEGIN GENERATED: limits and constants from core (KEYROUTE_UPDATE_DOCS=1 cargo test -p keyroute --test names)
+DEFAULT_NATIVE_VNODES: Final = 160
+SLOT_COUNT: Final = 16384
+MAX_KEYS_PER_CALL: Final = 16777216
+MAX_PICKS_PER_CALL: Final = 16777216
+MAX_EXACT_COUNT: Final = 9007199254740992
+MAX_WARM_KINDS: Final = 64
+# END GENERATED
+
+# BEGIN GENERATED: message types, transport errors and header constants from core's frame (KEYROUTE_UPDATE_DOCS=1 cargo test -p keyroute --test names)
+_MsgTypeName: TypeAlias = Literal[
+    "ping", "session.create", "session.touch", "session.destroy", "session.list", "cache.get",
+    "cache.put", "cache.invalidate", "product.get", "app.start", "device.bind", "worker.ready",
+    "load", "loaded", "failed",
+]
+_TransportErrorName: TypeAlias = Literal[
+    "QUEUE_FULL", "EXPIRED", "SHUTTING_DOWN", "BAD_HEADER", "UNKNOWN_TYPE", "NO_LOADER",
+    "STORE_UNAVAILABLE", "LOAD_TIMEOUT", "AT_CAP", "TOO_MANY_WAITERS", "STORE_FULL",
+    "UNKNOWN_SYSTEM",
+]
+FRAME_VERSION: Final = 1
+FRAME_SYSTEM: Final = 0
+FRAME_REPLY_BIT: Final = 32768
+FRAME_FLAG_DATA_ERROR: Final = 1
+FRAME_HEADER_FIXED_LEN: Final = 29
+FRAME_MAX_HEADER_LEN: Final = 512
+# END GENERATED
+
 __all__ = [
     "__version__", "KeyrouteError", "RingError", "NodeNotFoundError", "SlotMapError",
     "RedirectError", "PlanError", "PoolError", "BadTypeError", "BadUtf8Error",
@@ -44,14 +90,11 @@ __all__ = [
 ]
 
 __version__: str
-ERROR_CODES: Mapping[str, int]
+# Error code -> number: the keys are core's codes (_ErrorCode); typed to take any str, as
+# KeyrouteError.code is one (the class-level code of a class of several codes is "").
+ERROR_CODES: Mapping[_ErrorCode | str, int]
 PROFILES: tuple[_ProfileName, ...]
 ENGINES: tuple[_EngineName, ...]
-DEFAULT_NATIVE_VNODES: int
-SLOT_COUNT: int
-MAX_KEYS_PER_CALL: int
-MAX_PICKS_PER_CALL: int
-MAX_EXACT_COUNT: int
 LEAST_USED_SCRIPT: str
 LEAST_USED_SHA1: str
 SEED_SCRIPT: str
@@ -60,12 +103,33 @@ REMOVE_SCRIPT: str
 REMOVE_SHA1: str
 RESTORE_SCRIPT: str
 RESTORE_SHA1: str
-MAX_WARM_KINDS: int
 # Core's defaults of SmartCache and Sessions (keyroute::cache::CacheSettings::DEFAULT,
 # SessionSettings::DEFAULT): lease_ms, soft_ttl_ms, hard_ttl_ms, neg_ttl_ms, serve_stale,
 # fast_hits, xfetch_beta, max_value_bytes, io_timeout_ms, timeout_ms, session_ttl_ms,
 # session_max_data_bytes.
 CACHE_DEFAULTS: Mapping[str, int | float | bool]
+
+# Core's frame codec of `keyroute serve` (keyroute::frame), for keyroute.serve: not in
+# __all__. The header's fields in wire order; the request id cut or zero-padded to 16
+# bytes.
+FRAME_MSG_TYPES: Mapping[_MsgTypeName, int]
+FRAME_TRANSPORT_ERRORS: Mapping[int, _TransportErrorName]
+
+def encode_frame_header(
+    version: int,
+    system: int,
+    msg_type: int,
+    transport_error: int,
+    flags: int,
+    priority: int,
+    deadline_ms: int,
+    request_id: bytes,
+    session_id: bytes,
+) -> bytes:
+    """The header frame of these fields, as core writes it."""
+
+def decode_frame_header(frame: bytes) -> tuple[int, int, int, int, int, int, int, bytes, bytes]:
+    """Every field of a header frame, in wire order, as core reads it."""
 
 # --- errors: every exception keyroute raises carries .code (a key of ERROR_CODES) -----
 

@@ -1,4 +1,4 @@
-"""Talk to ``keyroute serve`` over ZeroMQ (pure Python, on pyzmq).
+"""Talk to ``keyroute serve`` over ZeroMQ (on pyzmq, with core's frame codec).
 
 * :class:`LoaderWorker` -- a loader worker: declares its kinds, heartbeats, and answers
   each ``load`` with ``fn(client, kind) -> bytes``::
@@ -17,9 +17,12 @@
           reply = c.request("product.get", {"client": "c-42", "kind": "cards"})
           reply.payload   # the value, bytes
 
-* :func:`encode_header` / :func:`decode_header` -- the binary header (docs/protocol.md).
+* :func:`encode_header` / :func:`decode_header` -- the binary header (docs/protocol.md),
+  written and read by core's codec (``keyroute::frame``) through the native module, with
+  core's message types (:data:`TYPES`) and transport errors (:data:`TRANSPORT_ERRORS`).
 
-``pip install pyzmq`` is the only requirement; nothing is started at import.
+``pip install pyzmq`` is the only requirement beside this package; nothing is started at
+import.
 """
 
 from __future__ import annotations
@@ -27,13 +30,14 @@ from __future__ import annotations
 import json
 import os
 import queue
-import struct
 import threading
 import time
 from collections import deque
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import zmq
+
+from keyroute import _keyroute as _native
 
 __all__ = [
     "VERSION",
@@ -52,46 +56,18 @@ __all__ = [
     "LoadFailed",
 ]
 
-VERSION = 1
-SYSTEM = 0
-REPLY_BIT = 0x8000
-FLAG_DATA_ERROR = 1
-_FIXED = struct.Struct(">BBHHBBI16sB")  # 29 bytes; the session id follows
+# The header's constants and tables are core's (keyroute::frame), through the native
+# module: no layout or number is written here.
+VERSION: int = _native.FRAME_VERSION
+SYSTEM: int = _native.FRAME_SYSTEM
+REPLY_BIT: int = _native.FRAME_REPLY_BIT
+FLAG_DATA_ERROR: int = _native.FRAME_FLAG_DATA_ERROR
 
-#: Message types by name (docs/protocol.md).
-TYPES: Dict[str, int] = {
-    "ping": 1,
-    "session.create": 10,
-    "session.touch": 11,
-    "session.destroy": 12,
-    "session.list": 13,
-    "cache.get": 20,
-    "cache.put": 21,
-    "cache.invalidate": 22,
-    "product.get": 30,
-    "app.start": 31,
-    "device.bind": 32,
-    "worker.ready": 100,
-    "load": 101,
-    "loaded": 102,
-    "failed": 103,
-}
+#: Message types by name (core's ``keyroute::frame::MsgType``; docs/protocol.md).
+TYPES: Dict[str, int] = {name: number for name, number in _native.FRAME_MSG_TYPES.items()}
 
-#: Transport errors by number.
-TRANSPORT_ERRORS: Dict[int, str] = {
-    1: "QUEUE_FULL",
-    2: "EXPIRED",
-    3: "SHUTTING_DOWN",
-    4: "BAD_HEADER",
-    5: "UNKNOWN_TYPE",
-    6: "NO_LOADER",
-    7: "STORE_UNAVAILABLE",
-    8: "LOAD_TIMEOUT",
-    9: "AT_CAP",
-    10: "TOO_MANY_WAITERS",
-    11: "STORE_FULL",
-    12: "UNKNOWN_SYSTEM",
-}
+#: Transport errors by number (core's ``keyroute::frame::TransportError``).
+TRANSPORT_ERRORS: Dict[int, str] = {number: name for number, name in _native.FRAME_TRANSPORT_ERRORS.items()}
 
 
 class Header(NamedTuple):
@@ -141,38 +117,27 @@ def encode_header(
     version: int = VERSION,
     system: int = SYSTEM,
 ) -> bytes:
-    """The header frame (big-endian). ``request_id`` is padded or cut to 16 bytes."""
-    if len(session_id) > 255:
-        raise ValueError("a session id is at most 255 bytes")
-    rid = request_id[:16].ljust(16, b"\0")
-    return (
-        _FIXED.pack(
-            version,
-            system,
-            msg_type,
-            transport_error,
-            flags,
-            priority,
-            deadline_ms,
-            rid,
-            len(session_id),
-        )
-        + session_id
+    """The header frame, as core's codec writes it. ``request_id`` is padded or cut to 16
+    bytes. ``ValueError`` (keyroute's ``TooLargeError``) for a session id over 255 bytes,
+    (``OutOfRangeError``) for a field outside its width."""
+    return _native.encode_frame_header(
+        version, system, msg_type, transport_error, flags, priority, deadline_ms, request_id, session_id
     )
 
 
 def decode_header(frame: bytes) -> Header:
-    """Reads a header frame; ``ValueError`` when it is too short."""
-    if len(frame) < _FIXED.size:
-        raise ValueError(f"header of {len(frame)} bytes is shorter than 29")
-    v, s, t, te, fl, pr, dl, rid, n = _FIXED.unpack_from(frame)
-    if len(frame) < _FIXED.size + n:
-        raise ValueError("the session id runs past the header")
-    return Header(v, s, t, te, fl, pr, dl, rid, bytes(frame[_FIXED.size : _FIXED.size + n]))
+    """Reads a header frame with core's codec; ``ValueError`` (keyroute's
+    ``OutOfRangeError`` or ``TooLargeError``) when it is too short, runs past its session
+    id, is longer than core's 512 bytes or of another version or system."""
+    return Header(*_native.decode_frame_header(frame))
 
 
 def _type_number(msg_type: "int | str") -> int:
     return TYPES[msg_type] if isinstance(msg_type, str) else int(msg_type)
+
+
+# The types a loader worker sends and reads.
+_READY, _LOAD, _LOADED, _FAILED = (TYPES[n] for n in ("worker.ready", "load", "loaded", "failed"))
 
 
 class Curve(NamedTuple):
@@ -182,6 +147,8 @@ class Curve(NamedTuple):
     allow-list (``--curve-worker-keys``, ``--curve-client-keys``) lists it.
 
     >>> import zmq
+
+from keyroute import _keyroute as _native
     >>> public, secret = zmq.curve_keypair()
     >>> Curve(server_key=public, public_key=public, secret_key=secret).server_key == public
     True
@@ -404,7 +371,7 @@ class LoaderWorker:
             while not self._stop.is_set():
                 if time.monotonic() - last >= self.heartbeat_s:
                     seq += 1
-                    sock.send_multipart([encode_header(100, seq.to_bytes(16, "big")), ready])
+                    sock.send_multipart([encode_header(_READY, seq.to_bytes(16, "big")), ready])
                     last = time.monotonic()
                 while True:
                     try:
@@ -415,10 +382,10 @@ class LoaderWorker:
                     rid = seq.to_bytes(16, "big")
                     if value is not None:
                         body = json.dumps({"fence": fence}).encode()
-                        sock.send_multipart([encode_header(102, rid), body, value])
+                        sock.send_multipart([encode_header(_LOADED, rid), body, value])
                     else:
                         body = json.dumps({"fence": fence, "code": code, "message": message}).encode()
-                        sock.send_multipart([encode_header(103, rid), body])
+                        sock.send_multipart([encode_header(_FAILED, rid), body])
                 if not sock.poll(20):
                     continue
                 while True:
@@ -430,7 +397,7 @@ class LoaderWorker:
                         h = decode_header(frames[0])
                     except ValueError:
                         continue
-                    if h.msg_type != 101 or len(frames) < 2:
+                    if h.msg_type != _LOAD or len(frames) < 2:
                         continue
                     job = _load_job(frames[1])
                     if job is None:
@@ -443,7 +410,7 @@ class LoaderWorker:
                             "code": "BAD_KIND",
                             "message": f"this worker does not load kind {kind!r} (it declared {self.kinds})",
                         }).encode()
-                        sock.send_multipart([encode_header(103, seq.to_bytes(16, "big")), body])
+                        sock.send_multipart([encode_header(_FAILED, seq.to_bytes(16, "big")), body])
                         continue
                     self.loads += 1
                     jobs.put(job)

@@ -128,7 +128,7 @@ fn bucket_sort_two_level<T: RadixKey + Ord>(v: &mut Vec<T>) {
 }
 
 /// From this many items a build shares a pass among the cores (below it a thread costs
-/// more than it saves, and small rings never start one).
+/// more than it saves, and small rings never start one). The fleet's engines use it.
 #[cfg(feature = "fleet")]
 pub(crate) const PARALLEL_FROM: usize = 1 << 20;
 
