@@ -62,6 +62,7 @@ mod flight;
 mod load_error;
 mod random;
 mod resp;
+mod resp_conn;
 mod sessions;
 mod smart;
 mod stats;

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use keyroute::slot::Address;
 
-use super::resp::{Frame, Link, RespConn};
+use super::resp::Frame;
+use super::resp_conn::{Link, RespConn};
 use crate::conn::{tls, Endpoint, Place};
 
 /// How subscriber connections reach a node.
