@@ -68,6 +68,33 @@ pub struct PointRing {
     circle: Circle,
     /// Nodes that keep their points but are skipped (nginx `down`): empty when none.
     down: Vec<bool>,
+    /// How one node's points are made, for a ring its peer changes in place (a map that
+    /// later puts overwrite, and a removal that deletes the positions the node hashes
+    /// to): `None` where a change is a new build.
+    in_place: Option<NodePoints>,
+    /// A node is shown by the part of its name before the first `-` (the reference Java
+    /// ring's `split("-")[0]`), not by its whole name.
+    before_dash: bool,
+}
+
+/// How a ring whose peer changes it in place makes the points of one node: `make(name,
+/// count, out)` appends the positions of the node `name` (`count`: the profile's points
+/// per node), in the order the peer puts them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NodePoints {
+    pub(crate) make: fn(&[u8], u32, &mut Vec<u64>),
+    pub(crate) count: u32,
+}
+
+impl NodePoints {
+    /// The node's distinct positions, sorted.
+    fn of(self, name: &str) -> Vec<u64> {
+        let mut out = Vec::new();
+        (self.make)(name.as_bytes(), self.count, &mut out);
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 impl PointRing {
@@ -149,6 +176,8 @@ impl PointRing {
             nodes,
             circle,
             down: Vec::new(),
+            in_place: None,
+            before_dash: false,
         })
     }
 
@@ -185,6 +214,8 @@ impl PointRing {
             nodes,
             circle,
             down: Vec::new(),
+            in_place: None,
+            before_dash: false,
         })
     }
 
@@ -200,6 +231,109 @@ impl PointRing {
             }
         }
         self
+    }
+
+    /// A ring its peer changes in place: [`put_node`](Self::put_node) puts a node's
+    /// points over the ones there (a later put wins a shared position), and
+    /// [`delete_node`](Self::delete_node) deletes every position the node's points hash
+    /// to, whoever holds it now (a Java `ConcurrentSkipListMap`'s `put` and `remove`,
+    /// redis-rb's `@ring` hash).
+    pub(crate) fn changed_in_place(mut self, points: NodePoints) -> PointRing {
+        self.in_place = Some(points);
+        self
+    }
+
+    /// Nodes shown by the part of their names before the first `-` (the whole name when
+    /// it has none): `redis-1` is shown as `redis`.
+    pub(crate) fn shown_before_dash(mut self) -> PointRing {
+        self.before_dash = true;
+        self
+    }
+
+    /// Whether the ring changes in place (see [`changed_in_place`](Self::changed_in_place)).
+    pub(crate) fn changes_in_place(&self) -> bool {
+        self.in_place.is_some()
+    }
+
+    /// The positions and owners of the circle, in order.
+    fn parts(&self) -> (Vec<u64>, Vec<u32>) {
+        let mut points = Vec::with_capacity(self.circle.len());
+        let mut owners = Vec::with_capacity(self.circle.len());
+        for leaf in self.circle.leaves() {
+            points.extend_from_slice(&leaf.points);
+            owners.extend(leaf.owners.iter());
+        }
+        (points, owners)
+    }
+
+    /// The circle over `points` and `owners` again (one pass over them: a change costs a
+    /// copy of the circle, as a build does, without hashing the other nodes).
+    fn set_parts(&mut self, points: Vec<u64>, owners: Vec<u32>) {
+        let bits = self.rules.key_hash.bits();
+        self.circle = Circle::build_whole(points, owners, bits, None);
+    }
+
+    /// Puts the points of `node` (checked by the caller) over the circle, as the peer's
+    /// map does: each of its positions becomes its, whoever held it. A ring that does not
+    /// change in place is left as it is.
+    ///
+    /// # Errors
+    /// [`RingError::TooManyPoints`] above [`MAX_POINTS`] (the ring is unchanged).
+    pub(crate) fn put_node(&mut self, node: NodeSpec) -> Result<(), EngineError> {
+        let Some(make) = self.in_place else {
+            return Ok(());
+        };
+        let new = make.of(&node.name);
+        let most = room_for(self.circle.len(), new.len())?;
+        let (points, owners) = self.parts();
+        let me = self.nodes.len() as u32;
+        let (mut p, mut o) = (Vec::with_capacity(most), Vec::with_capacity(most));
+        let mut old = points.iter().zip(&owners).peekable();
+        for &n in &new {
+            while let Some((&q, &w)) = old.next_if(|(&q, _)| q < n) {
+                p.push(q);
+                o.push(w);
+            }
+            // A shared position is the new node's.
+            old.next_if(|(&q, _)| q == n);
+            p.push(n);
+            o.push(me);
+        }
+        for (&q, &w) in old {
+            p.push(q);
+            o.push(w);
+        }
+        self.nodes.push(node);
+        self.set_parts(p, o);
+        Ok(())
+    }
+
+    /// Deletes node `i` and every position its points hash to, whoever holds it now (a
+    /// later node that took one of its positions loses it too), as the peer's `remove`
+    /// does; the nodes after it move down by one. A ring that does not change in place
+    /// is left as it is.
+    pub(crate) fn delete_node(&mut self, i: usize) -> Option<NodeSpec> {
+        let make = self.in_place?;
+        let gone = make.of(&self.nodes.get(i)?.name);
+        let (points, owners) = self.parts();
+        let i = i as u32;
+        let (mut p, mut o) = (
+            Vec::with_capacity(points.len()),
+            Vec::with_capacity(points.len()),
+        );
+        let mut g = gone.iter().peekable();
+        for (&q, &w) in points.iter().zip(&owners) {
+            while g.next_if(|&&x| x < q).is_some() {}
+            if g.peek() == Some(&&q) {
+                continue;
+            }
+            // Node `i` held only positions it hashes to.
+            debug_assert_ne!(w, i);
+            p.push(q);
+            o.push(w - u32::from(w > i));
+        }
+        self.set_parts(p, o);
+        Some(self.nodes.remove(i as usize))
     }
 
     /// The ring's rules.
@@ -294,10 +428,26 @@ impl PointRing {
         }
     }
 
-    /// The name of node `i`.
+    /// The name node `i` is shown by: its name, or the part before the first `-` (see
+    /// [`shown_before_dash`](Self::shown_before_dash)).
     pub(crate) fn name(&self, i: usize) -> &str {
-        &self.nodes[i].name
+        let name = &self.nodes[i].name;
+        if self.before_dash {
+            name.split('-').next().unwrap_or(name)
+        } else {
+            name
+        }
     }
+}
+
+/// The most points a circle of `len` points holds after `more` are put: refused above
+/// [`MAX_POINTS`], as a build is, before anything is allocated.
+fn room_for(len: usize, more: usize) -> Result<usize, EngineError> {
+    let most = (len as u64).saturating_add(more as u64);
+    if most > MAX_POINTS {
+        return Err(RingError::TooManyPoints(most).into());
+    }
+    Ok(most as usize)
 }
 
 /// Sorted keys `points` (a position above `shift` bits) and their `owners`, runs of one
@@ -456,6 +606,16 @@ pub(crate) fn concat(parts: &[&[u8]]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A change past the point limit is refused as a build is; up to it, it is not.
+    #[test]
+    fn room_for_stops_at_the_point_limit() {
+        let max = MAX_POINTS as usize;
+        assert_eq!(room_for(max - 150, 150).ok(), Some(max));
+        let err = room_for(max - 149, 150).unwrap_err();
+        assert_eq!(err.code().as_str(), "TOO_MANY_POINTS");
+        assert!(room_for(usize::MAX, usize::MAX).is_err());
+    }
 
     /// The positions kept, their owners and the index, as a plain reading of the rule.
     fn naive(keys: &[u64], rule: Dedup) -> (Vec<u64>, Vec<u32>) {
