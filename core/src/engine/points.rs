@@ -86,17 +86,6 @@ pub(crate) struct NodePoints {
     pub(crate) count: u32,
 }
 
-impl NodePoints {
-    /// The node's distinct positions, sorted.
-    fn of(self, name: &str) -> Vec<u64> {
-        let mut out = Vec::new();
-        (self.make)(name.as_bytes(), self.count, &mut out);
-        out.sort_unstable();
-        out.dedup();
-        out
-    }
-}
-
 impl PointRing {
     /// A ring of `nodes` whose points `points` yields as `(position, node index)`, in the
     /// order the peer puts them (the order decides ties under [`Dedup`]).
@@ -255,27 +244,31 @@ impl PointRing {
         self.in_place.is_some()
     }
 
-    /// The positions and owners of the circle, in order.
-    fn parts(&self) -> (Vec<u64>, Vec<u32>) {
-        let mut points = Vec::with_capacity(self.circle.len());
-        let mut owners = Vec::with_capacity(self.circle.len());
-        for leaf in self.circle.leaves() {
-            points.extend_from_slice(&leaf.points);
-            owners.extend(leaf.owners.iter());
-        }
-        (points, owners)
+    /// The positions and owners on the circle, in order.
+    fn pairs(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        let c = &self.circle;
+        (0..c.len()).filter_map(|i| Some((c.point(i)?, c.owner(i)?)))
     }
 
-    /// The circle over `points` and `owners` again (one pass over them: a change costs a
-    /// copy of the circle, as a build does, without hashing the other nodes).
-    fn set_parts(&mut self, points: Vec<u64>, owners: Vec<u32>) {
-        let bits = self.rules.key_hash.bits();
-        self.circle = Circle::build_whole(points, owners, bits, None);
+    /// The ring over `nodes` and `points` (as [`from_points`](Self::from_points) takes
+    /// them, a `Vec` as the builds give it: one copy of that function in the fleet's
+    /// .wasm), with this one's ways of changing and showing names.
+    fn again(
+        &self,
+        nodes: Vec<NodeSpec>,
+        points: Vec<(u64, u32)>,
+    ) -> Result<PointRing, EngineError> {
+        let mut ring = PointRing::from_points(self.rules, nodes, points)?;
+        ring.in_place = self.in_place;
+        ring.before_dash = self.before_dash;
+        Ok(ring)
     }
 
     /// Puts the points of `node` (checked by the caller) over the circle, as the peer's
-    /// map does: each of its positions becomes its, whoever held it. A ring that does not
-    /// change in place is left as it is.
+    /// map does: each of its positions becomes its, whoever held it (the circle's points
+    /// go first, the node's after them, and the later put wins). Only for a ring that
+    /// [`changes_in_place`](Self::changes_in_place): another is left as it is. One pass
+    /// over the circle and a sort, as a build makes, without hashing the other nodes.
     ///
     /// # Errors
     /// [`RingError::TooManyPoints`] above [`MAX_POINTS`] (the ring is unchanged).
@@ -283,57 +276,42 @@ impl PointRing {
         let Some(make) = self.in_place else {
             return Ok(());
         };
-        let new = make.of(&node.name);
-        let most = room_for(self.circle.len(), new.len())?;
-        let (points, owners) = self.parts();
+        let mut new = Vec::new();
+        (make.make)(node.name.as_bytes(), make.count, &mut new);
+        room_for(self.circle.len(), new.len())?;
         let me = self.nodes.len() as u32;
-        let (mut p, mut o) = (Vec::with_capacity(most), Vec::with_capacity(most));
-        let mut old = points.iter().zip(&owners).peekable();
-        for &n in &new {
-            while let Some((&q, &w)) = old.next_if(|(&q, _)| q < n) {
-                p.push(q);
-                o.push(w);
-            }
-            // A shared position is the new node's.
-            old.next_if(|(&q, _)| q == n);
-            p.push(n);
-            o.push(me);
-        }
-        for (&q, &w) in old {
-            p.push(q);
-            o.push(w);
-        }
-        self.nodes.push(node);
-        self.set_parts(p, o);
+        let mut nodes = self.nodes.clone();
+        nodes.push(node);
+        let points = self.pairs().chain(new.into_iter().map(|p| (p, me)));
+        *self = self.again(nodes, points.collect())?;
         Ok(())
     }
 
     /// Deletes node `i` and every position its points hash to, whoever holds it now (a
     /// later node that took one of its positions loses it too), as the peer's `remove`
-    /// does; the nodes after it move down by one. A ring that does not change in place
-    /// is left as it is.
-    pub(crate) fn delete_node(&mut self, i: usize) -> Option<NodeSpec> {
-        let make = self.in_place?;
-        let gone = make.of(&self.nodes.get(i)?.name);
-        let (points, owners) = self.parts();
+    /// does; the nodes after it move down by one. Only for a ring that
+    /// [`changes_in_place`](Self::changes_in_place).
+    ///
+    /// # Errors
+    /// [`RingError::UnknownNode`] for an index past the nodes, or a ring that does not
+    /// change in place (left as it is).
+    pub(crate) fn delete_node(&mut self, i: usize) -> Result<NodeSpec, EngineError> {
+        let (Some(make), Some(_)) = (self.in_place, self.nodes.get(i)) else {
+            return Err(RingError::UnknownNode(alloc::format!("#{i}")).into());
+        };
+        let mut nodes = self.nodes.clone();
+        let gone = nodes.remove(i);
+        let mut hashed = Vec::new();
+        (make.make)(gone.name.as_bytes(), make.count, &mut hashed);
+        sort_points(&mut hashed);
         let i = i as u32;
-        let (mut p, mut o) = (
-            Vec::with_capacity(points.len()),
-            Vec::with_capacity(points.len()),
-        );
-        let mut g = gone.iter().peekable();
-        for (&q, &w) in points.iter().zip(&owners) {
-            while g.next_if(|&&x| x < q).is_some() {}
-            if g.peek() == Some(&&q) {
-                continue;
-            }
-            // Node `i` held only positions it hashes to.
-            debug_assert_ne!(w, i);
-            p.push(q);
-            o.push(w - u32::from(w > i));
-        }
-        self.set_parts(p, o);
-        Some(self.nodes.remove(i as usize))
+        // Node `i` held only positions it hashes to: none of its points stays.
+        let points = self
+            .pairs()
+            .filter(|(p, _)| hashed.binary_search(p).is_err())
+            .map(|(p, w)| (p, w - u32::from(w > i)));
+        *self = self.again(nodes, points.collect())?;
+        Ok(gone)
     }
 
     /// The ring's rules.

@@ -149,6 +149,9 @@ impl Router {
         super::check_nodes(&nodes)?;
         let node = nodes.pop().unwrap_or_else(|| unreachable!());
         match &mut self.kind {
+            // The size-minded build (the fleet's .wasm) builds again: the same ring,
+            // without the ring's change paths (9 KB gzipped).
+            #[cfg(not(feature = "small-sort"))]
             Kind::Ring(r) => Ok(r.add(&node.name, node.weight)?),
             Kind::Points(p) if p.changes_in_place() => {
                 super::error::unweighted(self.name, core::slice::from_ref(&node))?;
@@ -191,13 +194,12 @@ impl Router {
             .position(|n| n.name == name)
             .ok_or_else(|| RingError::UnknownNode(name.into()))?;
         match &mut self.kind {
+            #[cfg(not(feature = "small-sort"))]
             Kind::Ring(r) => {
                 r.remove(name)?;
                 Ok(nodes.swap_remove(i))
             }
-            Kind::Points(p) if p.changes_in_place() => p
-                .delete_node(i)
-                .ok_or_else(|| RingError::UnknownNode(name.into()).into()),
+            Kind::Points(p) if p.changes_in_place() => p.delete_node(i),
             _ => {
                 let gone = nodes.remove(i);
                 self.rebuild(&nodes)?;
