@@ -9,7 +9,7 @@ use pyo3::types::{PyBool, PyInt, PyList, PyMapping, PyString, PyTuple};
 
 use keyroute::config::{read_config_with, ReadOptions};
 use keyroute::engine::{Bounded as CoreBounded, Engine, Router as CoreRouter, NAMES};
-use keyroute::ring::{checked_weight, NodeSpec};
+use keyroute::ring::NodeSpec;
 
 use crate::args::{flag, int, text, type_name};
 use crate::errors::{bad_type, err, guard, out_of_range};
@@ -283,12 +283,7 @@ impl PyRouter {
     ) -> PyResult<()> {
         guard(|| {
             let name = text(node, "a node name")?;
-            let weight = match weight {
-                Some(w) if !w.is_none() => {
-                    checked_weight(name, crate::args::weight(name, w)?).map_err(err)?
-                }
-                _ => 1,
-            };
+            let weight = crate::args::added_weight(name, weight)?;
             let node = NodeSpec {
                 name: name.to_owned(),
                 weight,

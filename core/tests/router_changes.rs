@@ -179,34 +179,45 @@ fn a_router_read_from_a_configuration_is_changed_by_the_configuration() {
 /// overwrites, `removeNode` removes the keys its vnodes hash to, a key goes to
 /// `tailMap(Math.abs(key.hashCode()))`, else the first entry, and the owner is the vnode
 /// name cut at `-N<i>` (or, as the reference answers, `split("-")[0]`).
-#[derive(Default)]
 struct SkipList {
     map: BTreeMap<i32, String>,
+    vnodes: u32,
+    prefix: bool,
 }
 
 impl SkipList {
     fn hash(s: &str) -> i32 {
         java_abs(java_string_hash(s.as_bytes()))
     }
-    fn add(&mut self, node: &str, vnodes: u32) {
-        for i in 0..vnodes {
+}
+
+/// A peer's ring as its code reads, changed and asked as the router is.
+trait Model {
+    fn add(&mut self, node: &str);
+    fn remove(&mut self, node: &str);
+    fn get(&self, key: &str) -> Option<String>;
+}
+
+impl Model for SkipList {
+    fn add(&mut self, node: &str) {
+        for i in 0..self.vnodes {
             let v = format!("{node}-N{i}");
             self.map.insert(Self::hash(&v), v);
         }
     }
-    fn remove(&mut self, node: &str, vnodes: u32) {
-        for i in 0..vnodes {
+    fn remove(&mut self, node: &str) {
+        for i in 0..self.vnodes {
             self.map.remove(&Self::hash(&format!("{node}-N{i}")));
         }
     }
-    fn get(&self, key: &str, prefix: bool) -> Option<String> {
+    fn get(&self, key: &str) -> Option<String> {
         let h = Self::hash(key);
         let (_, v) = self
             .map
             .range(h..)
             .next()
             .or_else(|| self.map.iter().next())?;
-        Some(if prefix {
+        Some(if self.prefix {
             v.split('-').next().unwrap_or_default().to_string()
         } else {
             v[..v.rfind("-N").expect("-N")].to_string()
@@ -226,6 +237,49 @@ impl Rng {
     }
 }
 
+/// 60 random adds and removes of names from `pool` on a router of `engine` and on
+/// `model`: every key gets the same answer after each. Returns how many of the states
+/// differ from a build over the same node list.
+fn against_model(
+    engine: &str,
+    options: &[(&str, &str)],
+    pool: &[&str],
+    keys: &[String],
+    model: &mut dyn Model,
+    seed: u64,
+) -> usize {
+    let mut rng = Rng(seed);
+    let mut r = Router::build(engine, &[], options).expect("empty");
+    let mut on: Vec<&str> = Vec::new();
+    let mut differed = 0;
+    for step in 0..60 {
+        let name = pool[rng.below(pool.len())];
+        if on.contains(&name) {
+            r.remove(name).expect("remove");
+            model.remove(name);
+            on.retain(|n| *n != name);
+        } else {
+            r.add(node(name, 1)).expect("add");
+            model.add(name);
+            on.push(name);
+        }
+        for k in keys {
+            assert_eq!(
+                r.get(k.as_bytes()).map(str::to_string),
+                model.get(k),
+                "{engine} step {step} ({name}), nodes {on:?}, key {k:?}"
+            );
+        }
+        let list: Vec<NodeSpec> = on.iter().map(|n| node(n, 1)).collect();
+        let rebuilt = Router::build(engine, &list, options).expect("build");
+        differed += usize::from(
+            keys.iter()
+                .any(|k| rebuilt.get(k.as_bytes()) != r.get(k.as_bytes())),
+        );
+    }
+    differed
+}
+
 #[test]
 fn java_hashcode_changes_as_the_skip_list_does() {
     // "Aa" and "BB" share every hashCode, and so do "Aa-1" and "BB-1", and the four of
@@ -236,39 +290,16 @@ fn java_hashcode_changes_as_the_skip_list_does() {
     ];
     let keys = keys(400);
     for (prefix, vnodes) in [(false, 150u32), (true, 150), (false, 3)] {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ u64::from(vnodes) ^ u64::from(prefix));
         let v = vnodes.to_string();
         let mode = if prefix { "prefix" } else { "name" };
         let options = [("vnodes", v.as_str()), ("node", mode)];
-        let mut r = Router::build("java-hashcode", &[], &options).expect("empty");
-        let mut model = SkipList::default();
-        let mut on: Vec<&str> = Vec::new();
-        let mut differed = 0;
-        for step in 0..60 {
-            let name = pool[rng.below(pool.len())];
-            if on.contains(&name) {
-                r.remove(name).expect("remove");
-                model.remove(name, vnodes);
-                on.retain(|n| *n != name);
-            } else {
-                r.add(node(name, 1)).expect("add");
-                model.add(name, vnodes);
-                on.push(name);
-            }
-            for k in &keys {
-                assert_eq!(
-                    r.get(k.as_bytes()).map(str::to_string),
-                    model.get(k, prefix),
-                    "step {step} ({name}), nodes {on:?}, key {k:?}"
-                );
-            }
-            let list: Vec<NodeSpec> = on.iter().map(|n| node(n, 1)).collect();
-            let rebuilt = Router::build("java-hashcode", &list, &options).expect("build");
-            differed += usize::from(
-                keys.iter()
-                    .any(|k| rebuilt.get(k.as_bytes()) != r.get(k.as_bytes())),
-            );
-        }
+        let mut model = SkipList {
+            map: BTreeMap::new(),
+            vnodes,
+            prefix,
+        };
+        let seed = 0x9e37_79b9_7f4a_7c15 ^ u64::from(vnodes) ^ u64::from(prefix);
+        let differed = against_model("java-hashcode", &options, &pool, &keys, &mut model, seed);
         // The history shows: some states are not what a build over the same list gives.
         assert!(differed > 0, "{vnodes} {prefix}");
     }
@@ -328,29 +359,29 @@ struct HashRing {
     sorted: Vec<u32>,
 }
 
-impl HashRing {
-    fn add(&mut self, id: &str, replicas: u32) {
-        for i in 0..replicas {
+impl Model for HashRing {
+    fn add(&mut self, id: &str) {
+        for i in 0..160 {
             let k = crc32(format!("{id}:{i}").as_bytes());
             self.ring.insert(k, id.into());
             self.sorted.push(k);
         }
         self.sorted.sort_unstable();
     }
-    fn remove(&mut self, id: &str, replicas: u32) {
-        for i in 0..replicas {
+    fn remove(&mut self, id: &str) {
+        for i in 0..160 {
             let k = crc32(format!("{id}:{i}").as_bytes());
             self.ring.remove(&k);
             self.sorted.retain(|&s| s != k);
         }
     }
-    fn get(&self, key: &str) -> Option<&str> {
+    fn get(&self, key: &str) -> Option<String> {
         let h = crc32(key.as_bytes());
         let i = match self.sorted.partition_point(|&s| s <= h) {
             0 => self.sorted.len().checked_sub(1)?,
             n => n - 1,
         };
-        self.ring.get(&self.sorted[i]).map(String::as_str)
+        self.ring.get(&self.sorted[i]).cloned()
     }
 }
 
@@ -373,36 +404,15 @@ fn redis_rb_changes_as_its_hash_ring_does() {
         let h = crc32(k.as_bytes());
         (3_060_000_000..=3_060_411_278).contains(&h)
     }));
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let mut r = Router::build("redis-rb", &[], &opts).expect("empty");
     let mut model = HashRing::default();
-    let mut on: Vec<&str> = Vec::new();
-    let mut differed = 0;
-    for step in 0..60 {
-        let id = pool[rng.below(pool.len())];
-        if on.contains(&id) {
-            r.remove(id).expect("remove");
-            model.remove(id, 160);
-            on.retain(|n| *n != id);
-        } else {
-            r.add(node(id, 1)).expect("add");
-            model.add(id, 160);
-            on.push(id);
-        }
-        for k in &keys {
-            assert_eq!(
-                r.get(k.as_bytes()),
-                model.get(k),
-                "step {step} ({id}), nodes {on:?}, key {k:?}"
-            );
-        }
-        let list: Vec<NodeSpec> = on.iter().map(|n| node(n, 1)).collect();
-        let rebuilt = Router::build("redis-rb", &list, &opts).expect("build");
-        differed += usize::from(
-            keys.iter()
-                .any(|k| rebuilt.get(k.as_bytes()) != r.get(k.as_bytes())),
-        );
-    }
+    let differed = against_model(
+        "redis-rb",
+        &opts,
+        &pool,
+        &keys,
+        &mut model,
+        0x2545_f491_4f6c_dd1d,
+    );
     assert!(differed > 0);
 }
 

@@ -86,6 +86,19 @@ pub(crate) struct NodePoints {
     pub(crate) count: u32,
 }
 
+impl NodePoints {
+    /// The points of every node, in node order, as [`PointRing::from_points`] takes them.
+    pub(crate) fn all(self, nodes: &[NodeSpec]) -> Vec<(u64, u32)> {
+        let (mut pts, mut mine) = (Vec::new(), Vec::new());
+        for (i, n) in nodes.iter().enumerate() {
+            mine.clear();
+            (self.make)(n.name.as_bytes(), self.count, &mut mine);
+            pts.extend(mine.iter().map(|&p| (p, i as u32)));
+        }
+        pts
+    }
+}
+
 impl PointRing {
     /// A ring of `nodes` whose points `points` yields as `(position, node index)`, in the
     /// order the peer puts them (the order decides ties under [`Dedup`]).

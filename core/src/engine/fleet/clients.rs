@@ -146,25 +146,18 @@ pub(crate) fn redis_rb(
     replicas: u32,
     tag: bool,
 ) -> Result<PointRing, EngineError> {
-    let mut pts = Vec::new();
-    let mut mine = Vec::new();
-    for (i, n) in nodes.iter().enumerate() {
-        mine.clear();
-        redis_rb_points(n.name.as_bytes(), replicas, &mut mine);
-        pts.extend(mine.iter().map(|&p| (p, i as u32)));
-    }
+    let make = NodePoints {
+        make: redis_rb_points,
+        count: replicas,
+    };
+    let pts = make.all(&nodes);
     let tag = if tag {
         KeyTag::RubyBraces
     } else {
         KeyTag::Whole
     };
     let r = rules("redis-rb", KeyHash::Crc32, tag, Seek::Floor);
-    Ok(
-        PointRing::from_points(r, nodes, pts)?.changed_in_place(NodePoints {
-            make: redis_rb_points,
-            count: replicas,
-        }),
-    )
+    Ok(PointRing::from_points(r, nodes, pts)?.changed_in_place(make))
 }
 
 /// Predis' `HashRing`: `(int) round(w / Σw × n × replicas)` points `crc32("$node:$i")` per

@@ -118,19 +118,14 @@ fn hashcode_points(name: &[u8], vnodes: u32, out: &mut Vec<u64>) {
 /// place as the map is: an added node's points are put over the others, a removed node's
 /// positions are removed whoever holds them.
 pub(crate) fn hashcode(nodes: Vec<NodeSpec>, vnodes: u32) -> Result<PointRing, EngineError> {
-    let mut pts = Vec::new();
-    let mut mine = Vec::new();
-    for (i, n) in nodes.iter().enumerate() {
-        mine.clear();
-        hashcode_points(n.name.as_bytes(), vnodes, &mut mine);
-        pts.extend(mine.iter().map(|&p| (p, i as u32)));
-    }
-    let ring =
-        PointRing::from_points(rules("java-hashcode", KeyHash::JavaAbsHashCode), nodes, pts)?;
-    Ok(ring.changed_in_place(NodePoints {
+    let make = NodePoints {
         make: hashcode_points,
         count: vnodes,
-    }))
+    };
+    let pts = make.all(&nodes);
+    let ring =
+        PointRing::from_points(rules("java-hashcode", KeyHash::JavaAbsHashCode), nodes, pts)?;
+    Ok(ring.changed_in_place(make))
 }
 
 /// spymemcached's key format: `SPYMEMCACHED` hashes the name as given; `LIBMEMCACHED`

@@ -15,23 +15,10 @@ import os
 import subprocess
 
 import choose
-from common import BUILD_DIR, HERE, make_keys, write_vector
+from common import BUILD_DIR, HERE, hx, java_version, make_keys, unhx, write_vector
 
 KEYS = make_keys(n_seq=300, n_ascii=60, n_unicode=60)
 MANY_KEYS = make_keys(n_seq=1600, n_ascii=200, n_unicode=200)
-
-
-def hx(s):
-    return s.encode().hex() or "-"
-
-
-def unhx(h):
-    return "" if h == "-" else bytes.fromhex(h).decode()
-
-
-def java_version():
-    out = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
-    return out.splitlines()[0].strip()
 
 
 def run_driver(lines):
@@ -39,7 +26,8 @@ def run_driver(lines):
     os.makedirs(out, exist_ok=True)
     subprocess.run(["javac", "-nowarn", "-d", out,
                     os.path.join(HERE, "java", "ConsistentHashRedis.java"),
-                    os.path.join(HERE, "java", "ReferenceRingDriver.java")], check=True)
+                    os.path.join(HERE, "java", "ReferenceRingDriver.java"),
+                    os.path.join(HERE, "java", "Hex.java")], check=True)
     p = subprocess.run(["java", "-cp", out, "ReferenceRingDriver"],
                        input="\n".join(lines) + "\n", capture_output=True, text=True)
     if p.returncode != 0:

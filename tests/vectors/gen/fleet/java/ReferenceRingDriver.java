@@ -16,19 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 public class ReferenceRingDriver {
-    static String unhex(String h) {
-        if (h.equals("-")) return "";
-        byte[] b = new byte[h.length() / 2];
-        for (int i = 0; i < b.length; i++) b[i] = (byte) Integer.parseInt(h.substring(2 * i, 2 * i + 2), 16);
-        return new String(b, StandardCharsets.UTF_8);
-    }
-
-    static String hex(String s) {
-        StringBuilder sb = new StringBuilder();
-        for (byte b : s.getBytes(StandardCharsets.UTF_8)) sb.append(String.format("%02x", b & 0xff));
-        return sb.length() == 0 ? "-" : sb.toString();
-    }
-
     public static void main(String[] argv) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         PrintStream out = new PrintStream(new BufferedOutputStream(System.out), false, "UTF-8");
@@ -40,18 +27,18 @@ public class ReferenceRingDriver {
             switch (f[0]) {
                 case "new": {
                     List<String> servers = new ArrayList<>();
-                    for (int i = 1; i < f.length; i++) servers.add(unhex(f[i]));
+                    for (int i = 1; i < f.length; i++) servers.add(Hex.unhex(f[i]));
                     ring = new ConsistentHashRedis(servers);
                     break;
                 }
-                case "add": ring.addServer(unhex(f[1])); break;
-                case "remove": ring.removeServer(unhex(f[1])); break;
+                case "add": ring.addServer(Hex.unhex(f[1])); break;
+                case "remove": ring.removeServer(Hex.unhex(f[1])); break;
                 case "size": out.println(ring.size()); break;
                 case "get":
                     for (int i = 1; i < f.length; i++) {
-                        String key = unhex(f[i]);
+                        String key = Hex.unhex(f[i]);
                         String vnode = ring.vnodeFor(key);
-                        out.println(hex(ring.getServer(key)) + " " + hex(vnode.substring(0, vnode.lastIndexOf("-N"))));
+                        out.println(Hex.hex(ring.getServer(key)) + " " + Hex.hex(vnode.substring(0, vnode.lastIndexOf("-N"))));
                     }
                     break;
                 default: throw new IllegalArgumentException(f[0]);
