@@ -118,6 +118,25 @@ fn add_and_remove_give_what_a_build_over_the_new_list_gives_for_every_entry() {
     }
 }
 
+/// A ring given to `Router::from_ring` keeps its profile's options through changes.
+#[test]
+fn a_router_over_a_ring_changes_as_the_ring_does() {
+    use keyroute::ring::{Profile, Ring};
+    let keys = keys(300);
+    let profiles = [
+        Profile::libketama().with_vnodes(7).expect("vnodes"),
+        Profile::native().with_vnodes(3).expect("vnodes"),
+    ];
+    for p in profiles {
+        let ring = Ring::with_nodes(p, [("a", 1), ("b", 2), ("c", 1)]).expect("ring");
+        let mut r = Router::from_ring(ring);
+        r.add(node("d", 3)).expect("add");
+        r.remove("b").expect("remove");
+        let want = Ring::with_nodes(p, [("a", 1), ("c", 1), ("d", 3)]).expect("ring");
+        same(&r, &Router::from_ring(want), &keys, r.name());
+    }
+}
+
 #[test]
 fn every_entry_goes_down_to_no_node_and_back() {
     for e in ENTRIES {
