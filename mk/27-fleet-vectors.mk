@@ -10,3 +10,16 @@ vectors-fleet:
 	tests/vectors/gen/fleet/generate.sh
 vectors-fleet-check:
 	tests/vectors/gen/fleet/generate.sh --check
+
+# Issue 38's reference Java ring (tests/vectors/fleet/java_reference.json), alone: it needs
+# only a JDK (installed when javac is missing), not the other peers. vectors-fleet writes it
+# too, with the rest.
+#   make vectors-java-ring         rewrite tests/vectors/fleet/java_reference.json (~3 s)
+#   make vectors-java-ring-check   fail if a fresh run differs from the committed file
+.PHONY: vectors-java-ring vectors-java-ring-check
+vectors-java-ring:
+	command -v javac >/dev/null 2>&1 || scripts/apt-install.sh default-jdk-headless
+	python3 tests/vectors/gen/fleet/generate.py --only java_reference
+vectors-java-ring-check:
+	command -v javac >/dev/null 2>&1 || scripts/apt-install.sh default-jdk-headless
+	python3 tests/vectors/gen/fleet/generate.py --check --only java_reference

@@ -552,8 +552,10 @@ typedef struct keyroute_ring keyroute_ring;
 /**
  * Any engine or fleet profile (jump, guava-jump, rendezvous, maglev, nginx, haproxy,
  * twemproxy, jedis, envoy-ring, go-redis, ..., and the ketama family), or the pool of a
- * proxy configuration (opaque). Immutable once made: any number of threads may read it
- * at once; `keyroute_router_free()` needs exclusive access.
+ * proxy configuration (opaque). Reading calls may run from any number of threads at
+ * once; the changing calls (`keyroute_router_add()`, `keyroute_router_remove()`) and
+ * `keyroute_router_free()` need exclusive access (no concurrent call of any kind on the
+ * same router).
  */
 typedef struct keyroute_router keyroute_router;
 
@@ -1365,6 +1367,35 @@ enum keyroute_status keyroute_router_from_config(const uint8_t *text_ptr,
                                                  const char *pool,
                                                  const struct keyroute_config_options *options,
                                                  struct keyroute_router **out);
+
+/**
+ * Adds node `name` (NUL-terminated UTF-8) with `weight` (1..=UINT32_MAX, as
+ * `keyroute_ring_add()` checks it) last, as the engine's peer does at run time: for most
+ * engines the router a new build over the new node list gives; `java-hashcode` and
+ * `redis-rb` change their map in place as their peers do (a later node wins a shared
+ * point). Name pointers obtained before become invalid (the names are made again).
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BAD_UTF8`,
+ * `KEYROUTE_EMPTY_NODE_NAME`, `KEYROUTE_ZERO_WEIGHT`, `KEYROUTE_NEGATIVE_WEIGHT`,
+ * `KEYROUTE_WEIGHT_TOO_LARGE`, `KEYROUTE_DUPLICATE_NODE`, `KEYROUTE_TOO_MANY_POINTS`,
+ * `KEYROUTE_BAD_OPTION` (a weight for a peer without weights), `KEYROUTE_UNSUPPORTED_CONFIG`
+ * (a router read from a configuration: change the configuration and read it again); the
+ * router is unchanged on error (and names handed out stay valid).
+ */
+enum keyroute_status keyroute_router_add(struct keyroute_router *router,
+                                         const char *name,
+                                         int64_t weight);
+
+/**
+ * Removes node `name` (its own name, also under `java-hashcode`'s `node=prefix`), as the
+ * engine's peer does at run time (`java-hashcode` and `redis-rb`: every position the
+ * node's points hash to goes, whoever holds it). The later nodes move down one index;
+ * name pointers obtained before become invalid.
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BAD_UTF8`,
+ * `KEYROUTE_UNKNOWN_NODE`, `KEYROUTE_UNSUPPORTED_CONFIG`; the router is unchanged on error.
+ */
+enum keyroute_status keyroute_router_remove(struct keyroute_router *router, const char *name);
 
 /**
  * Frees a router. NULL is ignored (`KEYROUTE_OK`); `KEYROUTE_INVALID_HANDLE` (nothing

@@ -16,8 +16,10 @@ use crate::status::keyroute_status;
 
 /// Any engine or fleet profile (jump, guava-jump, rendezvous, maglev, nginx, haproxy,
 /// twemproxy, jedis, envoy-ring, go-redis, ..., and the ketama family), or the pool of a
-/// proxy configuration (opaque). Immutable once made: any number of threads may read it
-/// at once; `keyroute_router_free()` needs exclusive access.
+/// proxy configuration (opaque). Reading calls may run from any number of threads at
+/// once; the changing calls (`keyroute_router_add()`, `keyroute_router_remove()`) and
+/// `keyroute_router_free()` need exclusive access (no concurrent call of any kind on the
+/// same router).
 #[derive(Debug)]
 pub struct keyroute_router {
     _opaque: [u8; 0],
@@ -48,13 +50,20 @@ fn c(s: &str) -> CString {
 
 impl RouterState {
     fn new(router: Router, config: Option<(&str, &str, Vec<String>)>) -> Self {
-        let names = (0..router.len()).map(|i| c(router.node_name(i))).collect();
-        RouterState {
+        let mut state = RouterState {
             engine: c(router.name()),
-            names,
+            names: Vec::new(),
             config: config.map(|(f, k, a)| (c(f), c(k), a.iter().map(|s| c(s)).collect())),
             router,
-        }
+        };
+        state.sync_names();
+        state
+    }
+
+    /// The node names after a change.
+    fn sync_names(&mut self) {
+        let r = &self.router;
+        self.names = (0..r.len()).map(|i| c(r.node_name(i))).collect();
     }
 }
 
@@ -268,6 +277,59 @@ pub unsafe extern "C" fn keyroute_router_from_config(
         let state = RouterState::new(router, Some((cfg.format.as_str(), &cfg.key, addrs)));
         // SAFETY: non-NULL out-pointer.
         unsafe { hand_out(out, state) };
+        Ok(())
+    })
+}
+
+/// Adds node `name` (NUL-terminated UTF-8) with `weight` (1..=UINT32_MAX, as
+/// `keyroute_ring_add()` checks it) last, as the engine's peer does at run time: for most
+/// engines the router a new build over the new node list gives; `java-hashcode` and
+/// `redis-rb` change their map in place as their peers do (a later node wins a shared
+/// point). Name pointers obtained before become invalid (the names are made again).
+///
+/// Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BAD_UTF8`,
+/// `KEYROUTE_EMPTY_NODE_NAME`, `KEYROUTE_ZERO_WEIGHT`, `KEYROUTE_NEGATIVE_WEIGHT`,
+/// `KEYROUTE_WEIGHT_TOO_LARGE`, `KEYROUTE_DUPLICATE_NODE`, `KEYROUTE_TOO_MANY_POINTS`,
+/// `KEYROUTE_BAD_OPTION` (a weight for a peer without weights), `KEYROUTE_UNSUPPORTED_CONFIG`
+/// (a router read from a configuration: change the configuration and read it again); the
+/// router is unchanged on error (and names handed out stay valid).
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_router_add(
+    router: *mut keyroute_router,
+    name: *const c_char,
+    weight: i64,
+) -> keyroute_status {
+    guard(|| {
+        // SAFETY: NULL or a router used exclusively; a NUL-terminated name (documented).
+        let (r, name) = unsafe { (crate::ffi::get_mut(router, "router")?, text(name, "name")?) };
+        let weight = checked_weight(name, weight.into())?;
+        r.router.add(NodeSpec {
+            name: name.to_owned(),
+            weight,
+            address: None,
+        })?;
+        r.sync_names();
+        Ok(())
+    })
+}
+
+/// Removes node `name` (its own name, also under `java-hashcode`'s `node=prefix`), as the
+/// engine's peer does at run time (`java-hashcode` and `redis-rb`: every position the
+/// node's points hash to goes, whoever holds it). The later nodes move down one index;
+/// name pointers obtained before become invalid.
+///
+/// Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BAD_UTF8`,
+/// `KEYROUTE_UNKNOWN_NODE`, `KEYROUTE_UNSUPPORTED_CONFIG`; the router is unchanged on error.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_router_remove(
+    router: *mut keyroute_router,
+    name: *const c_char,
+) -> keyroute_status {
+    guard(|| {
+        // SAFETY: as keyroute_router_add.
+        let (r, name) = unsafe { (crate::ffi::get_mut(router, "router")?, text(name, "name")?) };
+        r.router.remove(name)?;
+        r.sync_names();
         Ok(())
     })
 }

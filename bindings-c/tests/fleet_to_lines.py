@@ -8,6 +8,8 @@ parser. Text is lower-case hex, "-" for the empty string.
     resolved HEXHOST COUNT
     node HEXNAME WEIGHT
     option HEXNAME HEXVALUE
+    add HEXNAME WEIGHT             keyroute_router_add after the build (the route's ops)
+    remove HEXNAME                 keyroute_router_remove after the build
     key HEXKEY HEXEXPECTED_NAME
     end
 
@@ -44,6 +46,11 @@ def main():
                 out.append("node %s %d" % (h(name), w))
             for k, val in r["options"]:
                 out.append("option %s %s" % (h(k), h(val)))
+            for op in r.get("ops", []):
+                if op[0] == "add":
+                    out.append("add %s %d" % (h(op[1]), op[2]))
+                else:
+                    out.append("remove %s" % h(op[1]))
         mode = r["expect"]
         for k, e in zip(case["keys"], case["expect"]):
             if mode == "name":

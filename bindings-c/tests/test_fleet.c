@@ -104,6 +104,20 @@ static void run(const char *path)
         } else if (strcmp(fields[0], "option") == 0 && nf == 3 && r.nopt < 64) {
             r.opt_names[r.nopt] = unhex(fields[1], NULL);
             r.opt_values[r.nopt++] = unhex(fields[2], NULL);
+        } else if (strcmp(fields[0], "add") == 0 && nf == 3) {
+            char *name = unhex(fields[1], NULL);
+            route_build(&r);
+            if (r.router) {
+                keyroute_status st = keyroute_router_add(r.router, name, strtoll(fields[2], NULL, 10));
+                CHECKD(st == KEYROUTE_OK, r.where);
+            }
+            free(name);
+        } else if (strcmp(fields[0], "remove") == 0 && nf == 2) {
+            char *name = unhex(fields[1], NULL);
+            route_build(&r);
+            if (r.router)
+                CHECKD(keyroute_router_remove(r.router, name) == KEYROUTE_OK, r.where);
+            free(name);
         } else if (strcmp(fields[0], "key") == 0 && nf == 3) {
             size_t klen, wlen, glen = 0;
             char *key = unhex(fields[1], &klen), *want = unhex(fields[2], &wlen);
@@ -277,9 +291,89 @@ static void test_bounded(void)
     ST(keyroute_router_free(r), KEYROUTE_OK);
 }
 
+/* keyroute_router_add / _remove: the reference Java ring's history (BB's removal takes
+ * Aa's points: the same hashCode), a build over the new list elsewhere, the codes. */
+static void test_changes(void)
+{
+    const char *none[] = {NULL}, *ab[] = {"a", "b"}, *ac[] = {"Aa", "cache3"};
+    const char *prefix[] = {"redis-1", "redis-2"}, *on[] = {"node"}, *ov[] = {"prefix"};
+    const char *ts[] = {"table_size"}, *tv[] = {"1009"};
+    int64_t w12[] = {1, 2}, w23[] = {2, 3};
+    const char *bc[] = {"b", "c"};
+    keyroute_router *r = NULL, *built = NULL, *m = NULL, *want = NULL, *p = NULL;
+    const char *name = NULL, *other = NULL;
+    size_t i, len, aa = 0;
+    uint32_t w;
+    char key[32];
+    ST(keyroute_router_new("java-hashcode", none, NULL, 0, NULL, NULL, 0, &r), KEYROUTE_OK);
+    ST(keyroute_router_add(r, "Aa", 1), KEYROUTE_OK);
+    ST(keyroute_router_add(r, "BB", 1), KEYROUTE_OK);
+    ST(keyroute_router_add(r, "cache3", 1), KEYROUTE_OK);
+    ST(keyroute_router_remove(r, "BB"), KEYROUTE_OK);
+    CHECK(keyroute_router_len(r) == 2);
+    ST(keyroute_router_node(r, 1, &name, &len, &w), KEYROUTE_OK);
+    CHECK(strcmp(name, "cache3") == 0);
+    ST(keyroute_router_new("java-hashcode", ac, NULL, 2, NULL, NULL, 0, &built), KEYROUTE_OK);
+    for (i = 0; i < 300; i++) {
+        /* Keys spread over the circle: String.hashCode of k0, k1, ... are neighbours. */
+        snprintf(key, sizeof key, "%08lx%lu", (unsigned long)(i * 2654435761u), (unsigned long)i);
+        ST(keyroute_router_get(r, B(key), strlen(key), &name, NULL), KEYROUTE_OK);
+        CHECK(strcmp(name, "cache3") == 0);
+        ST(keyroute_router_get(built, B(key), strlen(key), &other, NULL), KEYROUTE_OK);
+        aa += strcmp(other, "Aa") == 0;
+    }
+    CHECK(aa > 0);
+    ST(keyroute_router_add(r, "x", 2), KEYROUTE_BAD_OPTION);
+    ST(keyroute_router_add(r, "Aa", 1), KEYROUTE_DUPLICATE_NODE);
+    ST(keyroute_router_add(r, "", 1), KEYROUTE_EMPTY_NODE_NAME);
+    ST(keyroute_router_add(r, "x", 0), KEYROUTE_ZERO_WEIGHT);
+    ST(keyroute_router_add(r, "x", -1), KEYROUTE_NEGATIVE_WEIGHT);
+    ST(keyroute_router_add(r, "\xff", 1), KEYROUTE_BAD_UTF8);
+    ST(keyroute_router_add(r, NULL, 1), KEYROUTE_NULL_ARGUMENT);
+    ST(keyroute_router_add(NULL, "x", 1), KEYROUTE_NULL_ARGUMENT);
+    ST(keyroute_router_remove(r, "nope"), KEYROUTE_UNKNOWN_NODE);
+    CHECK(keyroute_router_len(r) == 2);
+    /* Elsewhere: a build over the new list, options kept. */
+    ST(keyroute_router_new("maglev", ab, w12, 2, ts, tv, 1, &m), KEYROUTE_OK);
+    ST(keyroute_router_add(m, "c", 3), KEYROUTE_OK);
+    ST(keyroute_router_remove(m, "a"), KEYROUTE_OK);
+    ST(keyroute_router_new("maglev", bc, w23, 2, ts, tv, 1, &want), KEYROUTE_OK);
+    ST(keyroute_router_node(m, 1, &name, NULL, &w), KEYROUTE_OK);
+    CHECK(strcmp(name, "c") == 0 && w == 3);
+    for (i = 0; i < 300; i++) {
+        snprintf(key, sizeof key, "k%lu", (unsigned long)i);
+        ST(keyroute_router_get(m, B(key), strlen(key), &name, NULL), KEYROUTE_OK);
+        ST(keyroute_router_get(want, B(key), strlen(key), &other, NULL), KEYROUTE_OK);
+        CHECK(strcmp(name, other) == 0);
+    }
+    /* node=prefix: names shown before the first '-', removed by their own names. */
+    ST(keyroute_router_new("java-hashcode", prefix, NULL, 2, on, ov, 1, &p), KEYROUTE_OK);
+    ST(keyroute_router_node(p, 1, &name, NULL, NULL), KEYROUTE_OK);
+    CHECK(strcmp(name, "redis") == 0);
+    ST(keyroute_router_remove(p, "redis"), KEYROUTE_UNKNOWN_NODE);
+    ST(keyroute_router_remove(p, "redis-2"), KEYROUTE_OK);
+    CHECK(keyroute_router_len(p) == 1);
+    {
+        const char *cfg = "backend app\n    balance uri\n    hash-type consistent\n"
+                          "    server w1 10.0.0.1:80\n";
+        keyroute_router *c = NULL;
+        ST(keyroute_router_from_config(B(cfg), strlen(cfg), NULL, NULL, &c), KEYROUTE_OK);
+        ST(keyroute_router_add(c, "w2", 1), KEYROUTE_UNSUPPORTED_CONFIG);
+        ST(keyroute_router_remove(c, "w1"), KEYROUTE_UNSUPPORTED_CONFIG);
+        CHECK(keyroute_router_len(c) == 1);
+        ST(keyroute_router_free(c), KEYROUTE_OK);
+    }
+    ST(keyroute_router_free(r), KEYROUTE_OK);
+    ST(keyroute_router_free(built), KEYROUTE_OK);
+    ST(keyroute_router_free(m), KEYROUTE_OK);
+    ST(keyroute_router_free(want), KEYROUTE_OK);
+    ST(keyroute_router_free(p), KEYROUTE_OK);
+}
+
 int main(int argc, char **argv)
 {
     test_api();
+    test_changes();
     test_bounded();
     if (argc > 1)
         run(argv[1]);

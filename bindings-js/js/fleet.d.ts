@@ -62,6 +62,10 @@ export class Router {
   getIndex(key: Key): number;
   getN(key: Key, n: number | bigint): string[];
   getMany(keys: Iterable<Key>): (string | null)[];
+  /** Adds a node (weight 1 by default) last, as the engine's peer does at run time: a new build over the new list for most engines, in place for java-hashcode and redis-rb. */
+  add(name: string, weight?: number | bigint): this;
+  /** Removes the node named `name` (its own name), as the engine's peer does at run time. */
+  remove(name: string): this;
   free(): void;
   [Symbol.dispose](): void;
 }

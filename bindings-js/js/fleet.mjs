@@ -113,6 +113,26 @@ export function createFleetApi(wasm) {
       this.#h;
       return this.#config ? this.#config.addresses.slice() : null;
     }
+    /**
+     * Adds `name` (weight 1 by default) last, as the engine's peer does at run time: a new
+     * build over the new list for most engines, in place for java-hashcode and redis-rb.
+     */
+    add(name, weight = 1) {
+      const h = this.#h;
+      const n = text(name, 'a node name');
+      if (typeof weight !== 'number' && typeof weight !== 'bigint') fail('BAD_TYPE', `node ${JSON.stringify(n)} has weight ${describe(weight)}; weights are integers from 1 to 4294967295`);
+      const w = num(weight, `node ${JSON.stringify(n)} has weight`, 'BAD_WEIGHT');
+      guard(() => h.add(n, w));
+      this.#names = h.names();
+      return this;
+    }
+    /** Removes the node named `name` (its own name), as the engine's peer does at run time. */
+    remove(name) {
+      const h = this.#h;
+      guard(() => h.remove(text(name, 'a node name')));
+      this.#names = h.names();
+      return this;
+    }
     /** The owner of `key` (a string or Uint8Array), or null without nodes. */
     get(key) {
       const h = this.#h;

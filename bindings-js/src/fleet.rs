@@ -56,6 +56,8 @@ pub struct RawRouter {
     router: Router,
     /// From a configuration: format, key, and each node's address.
     config: Option<(String, String, Vec<String>)>,
+    /// The options it was built with (for the memory probe of an `add`).
+    options: Vec<(String, String)>,
     _live: Live,
 }
 
@@ -92,6 +94,10 @@ impl RawRouter {
         Ok(RawRouter {
             router: Router::build(engine, &nodes, &options)?,
             config: None,
+            options: options
+                .iter()
+                .map(|(k, v)| (String::from(*k), String::from(*v)))
+                .collect(),
             _live: Live::default(),
         })
     }
@@ -152,6 +158,7 @@ impl RawRouter {
         Ok(RawRouter {
             config: Some((String::from(cfg.format.as_str()), cfg.key, addrs)),
             router,
+            options: Vec::new(),
             _live: Live::default(),
         })
     }
@@ -166,6 +173,34 @@ impl RawRouter {
         (0..self.router.len())
             .map(|i| String::from(self.router.node_name(i)))
             .collect()
+    }
+
+    /// Adds a node last (`weight` 1 or more), as the engine's peer does at run time.
+    pub fn add(&mut self, name: &str, weight: f64) -> Result<(), JsError> {
+        let weight = checked_weight(name, int(weight)?)?;
+        let total = (0..self.router.len())
+            .map(|i| u64::from(self.router.node_weight(i)))
+            .fold(u64::from(weight), u64::saturating_add);
+        let options: Vec<(&str, &str)> = self
+            .options
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        room(
+            points_bound(total, &options).saturating_mul(BUILD_BYTES_PER_POINT),
+            "adding this node",
+        )?;
+        Ok(self.router.add(NodeSpec {
+            name: name.into(),
+            weight,
+            address: None,
+        })?)
+    }
+
+    /// Removes a node by its own name, as the engine's peer does at run time.
+    pub fn remove(&mut self, name: &str) -> Result<(), JsError> {
+        self.router.remove(name)?;
+        Ok(())
     }
 
     /// The node weights.

@@ -28,7 +28,12 @@ function build(route) {
     const c = route.config;
     return Router.fromConfig(v.config_file, c.pool, { file: route.file, allowDown: c.allow_down, resolved: Object.fromEntries(c.resolved) });
   }
-  return new Router(route.engine, route.nodes, Object.fromEntries(route.options));
+  const r = new Router(route.engine, route.nodes, Object.fromEntries(route.options));
+  for (const [op, name, weight] of route.ops ?? []) {
+    if (op === 'add') r.add(name, weight);
+    else r.remove(name);
+  }
+  return r;
 }
 
 for (const route of routes) {
@@ -84,6 +89,55 @@ test('engines by name, candidates, weights', () => {
   const counts = { a: 0, b: 0 };
   for (const o of m.getMany(Array.from({ length: 4000 }, (_, i) => `k${i}`))) counts[o]++;
   assert.ok(counts.b > 2 * counts.a, JSON.stringify(counts));
+});
+
+test('add and remove: as each peer changes at run time', async () => {
+  // Keys spread over the circle (String.hashCode of 'k0', 'k1', ... are neighbours).
+  const { createHash } = await import('node:crypto');
+  const keys = Array.from({ length: 300 }, (_, i) => createHash('sha1').update(String(i)).digest('hex'));
+  // The reference Java ring: BB's removal takes Aa's points (same hashCode) with it.
+  const r = new Router('java-hashcode', []);
+  assert.equal(r.add('Aa').add('BB').add('cache3').remove('BB'), r);
+  assert.deepEqual(r.names, ['Aa', 'cache3']);
+  assert.equal(r.size, 2);
+  assert.deepEqual([...new Set(r.getMany(keys))], ['cache3']);
+  const built = new Router('java-hashcode', ['Aa', 'cache3']);
+  assert.ok(built.getMany(keys).includes('Aa'));
+  // Elsewhere: what a build over the new list gives, options kept.
+  const m = new Router('maglev', { a: 1, b: 2 }, { table_size: 1009 });
+  m.add('c', 3).remove('a');
+  const want = new Router('maglev', { b: 2, c: 3 }, { table_size: 1009 });
+  assert.deepEqual(m.names, ['b', 'c']);
+  assert.deepEqual(m.weights, [2, 3]);
+  assert.deepEqual(m.getMany(keys), want.getMany(keys));
+  for (const engine of ['libketama', 'native', 'jump', 'redis-rb', 'nginx']) {
+    const x = new Router(engine, ['10.0.0.1:80', '10.0.0.2:80', '10.0.0.3:80']);
+    x.add('10.0.0.4:80').remove('10.0.0.2:80');
+    const y = new Router(engine, ['10.0.0.1:80', '10.0.0.3:80', '10.0.0.4:80']);
+    assert.deepEqual(x.getMany(keys), y.getMany(keys), engine);
+    x.free();
+    y.free();
+  }
+  // node=prefix: names shown before the first '-', changed by their own names.
+  const p = new Router('java-hashcode', ['redis-1', 'redis-2'], { node: 'prefix' });
+  assert.deepEqual(p.names, ['redis', 'redis']);
+  assert.deepEqual([...new Set(p.getMany(keys))], ['redis']);
+  p.remove('redis-2');
+  assert.deepEqual(p.names, ['redis']);
+  assert.equal(codeOf(() => p.remove('redis')), 'UNKNOWN_NODE');
+  assert.equal(codeOf(() => m.add('b')), 'DUPLICATE_NODE');
+  assert.equal(codeOf(() => r.add('x', 2)), 'BAD_OPTION');
+  assert.equal(codeOf(() => m.add('x', 0)), 'ZERO_WEIGHT');
+  assert.equal(codeOf(() => m.add('x', 1.5)), 'BAD_WEIGHT');
+  assert.equal(codeOf(() => m.add('x', '2')), 'BAD_TYPE');
+  assert.equal(codeOf(() => m.add(7)), 'BAD_TYPE');
+  assert.equal(codeOf(() => m.remove('\udc80')), 'BAD_UTF8');
+  assert.deepEqual(m.names, ['b', 'c']);
+  const cfg = Router.fromConfig('backend app\n    balance uri\n    hash-type consistent\n    server w1 10.0.0.1:80\n');
+  assert.equal(codeOf(() => cfg.add('w2')), 'UNSUPPORTED_CONFIG');
+  assert.deepEqual(cfg.names, ['w1']);
+  for (const x of [r, built, m, want, p, cfg]) x.free();
+  assert.equal(codeOf(() => m.add('d')), 'INVALID_HANDLE');
 });
 
 test('fromConfig: servers, key, addresses, includes', () => {

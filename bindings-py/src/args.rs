@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
 
 use keyroute::error::ErrorCode;
-use keyroute::ring::RingError;
+use keyroute::ring::{checked_weight, RingError};
 
 use crate::errors::{bad_type, bad_utf8, err, out_of_range, raise, Area};
 
@@ -83,6 +83,15 @@ pub(crate) fn weight(node: &str, obj: &Bound<'_, PyAny>) -> PyResult<i128> {
         }));
     }
     int(obj, &format!("the weight of node {node:?}"))
+}
+
+/// An optional weight for an added node: 1 when not given (or None), else [`weight`]
+/// checked by the core into 1..=2^32-1.
+pub(crate) fn added_weight(node: &str, obj: Option<&Bound<'_, PyAny>>) -> PyResult<u32> {
+    match obj {
+        Some(w) if !w.is_none() => checked_weight(node, weight(node, w)?).map_err(err),
+        _ => Ok(1),
+    }
 }
 
 /// A `str` as UTF-8: `BAD_TYPE` for other types, `BAD_UTF8` for lone surrogates.

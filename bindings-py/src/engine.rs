@@ -2,6 +2,8 @@
 //! configurations read by `keyroute::config`. Conversion only: the core builds, checks
 //! and answers.
 
+use std::sync::{Arc, RwLock};
+
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyList, PyMapping, PyString, PyTuple};
 
@@ -18,11 +20,28 @@ use crate::keys::{batch, key_bytes};
 const MAX_OPTIONS: usize = 64;
 
 /// Any engine or fleet profile by name, or the pool of a proxy configuration.
+///
+/// Lookups read a shared snapshot; `add` and `remove` swap in a changed one, so a
+/// `get_many` running without the GIL never sees a half-changed router.
 #[pyclass(module = "keyroute", frozen, name = "Router")]
 pub(crate) struct PyRouter {
+    state: RwLock<Arc<State>>,
+    config: Option<ConfigInfo>,
+}
+
+/// A router and its node names as Python strings.
+struct State {
     router: CoreRouter,
     names: Vec<Py<PyString>>,
-    config: Option<ConfigInfo>,
+}
+
+impl State {
+    fn new(py: Python<'_>, router: CoreRouter) -> State {
+        let names = (0..router.len())
+            .map(|i| PyString::new(py, router.node_name(i)).unbind())
+            .collect();
+        State { router, names }
+    }
 }
 
 struct ConfigInfo {
@@ -107,14 +126,28 @@ fn options_arg(options: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(String, Stri
 
 impl PyRouter {
     fn new_inner(py: Python<'_>, router: CoreRouter, config: Option<ConfigInfo>) -> PyRouter {
-        let names = (0..router.len())
-            .map(|i| PyString::new(py, router.node_name(i)).unbind())
-            .collect();
         PyRouter {
-            router,
-            names,
+            state: RwLock::new(Arc::new(State::new(py, router))),
             config,
         }
+    }
+
+    fn snapshot(&self) -> Arc<State> {
+        Arc::clone(&self.state.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Applies a change to a copy of the router and swaps it in (readers keep the old
+    /// one); on error nothing changed.
+    fn change<T>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut CoreRouter) -> Result<T, keyroute::engine::EngineError>,
+    ) -> PyResult<T> {
+        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let mut router = state.router.clone();
+        let out = f(&mut router).map_err(err)?;
+        *state = Arc::new(State::new(py, router));
+        Ok(out)
     }
 }
 
@@ -229,13 +262,44 @@ impl PyRouter {
     /// The engine or profile name.
     #[getter]
     fn engine(&self) -> &'static str {
-        self.router.name()
+        self.snapshot().router.name()
     }
 
     /// The node names, in list (or configuration) order.
     #[getter]
     fn nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, self.names.iter().map(|n| n.bind(py)))
+        PyList::new(py, self.snapshot().names.iter().map(|n| n.bind(py)))
+    }
+
+    /// Adds a node (weight >= 1, default 1) last, as the engine's peer does at run time
+    /// (see `docs/design.md`). Raises RingError (DUPLICATE_NODE, BAD_OPTION for a weight
+    /// the peer has not, UNSUPPORTED_CONFIG for a router read from a configuration, ...).
+    #[pyo3(signature = (node, weight=None))]
+    fn add(
+        &self,
+        py: Python<'_>,
+        node: &Bound<'_, PyAny>,
+        weight: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        guard(|| {
+            let name = text(node, "a node name")?;
+            let weight = crate::args::added_weight(name, weight)?;
+            let node = NodeSpec {
+                name: name.to_owned(),
+                weight,
+                address: None,
+            };
+            self.change(py, |r| r.add(node))
+        })
+    }
+
+    /// Removes a node by its own name, as the engine's peer does at run time. Raises
+    /// NodeNotFoundError (a KeyError) if it is not there.
+    fn remove(&self, py: Python<'_>, node: &Bound<'_, PyAny>) -> PyResult<()> {
+        guard(|| {
+            let name = text(node, "a node name")?;
+            self.change(py, |r| r.remove(name).map(|_| ()))
+        })
     }
 
     /// The configuration's format (twemproxy, nginx, haproxy); None unless from_config.
@@ -273,16 +337,14 @@ impl PyRouter {
     fn get(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyString>>> {
         guard(|| {
             let k = key_bytes(key)?;
-            Ok(self
-                .router
-                .get_index(k)
-                .map(|i| self.names[i].clone_ref(py)))
+            let st = self.snapshot();
+            Ok(st.router.get_index(k).map(|i| st.names[i].clone_ref(py)))
         })
     }
 
     /// The index of the node owning `key`, or None without nodes.
     fn get_index(&self, key: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
-        guard(|| Ok(self.router.get_index(key_bytes(key)?)))
+        guard(|| Ok(self.snapshot().router.get_index(key_bytes(key)?)))
     }
 
     /// Up to `n` distinct candidates for `key`, the owner first.
@@ -299,8 +361,9 @@ impl PyRouter {
             }
             let n = usize::try_from(n).unwrap_or(usize::MAX);
             let mut idx = Vec::new();
-            self.router.get_n_into(key_bytes(key)?, n, &mut idx);
-            Ok(PyList::new(py, idx.iter().map(|&i| self.names[i].bind(py)))?.unbind())
+            let st = self.snapshot();
+            st.router.get_n_into(key_bytes(key)?, n, &mut idx);
+            Ok(PyList::new(py, idx.iter().map(|&i| st.names[i].bind(py)))?.unbind())
         })
     }
 
@@ -308,7 +371,8 @@ impl PyRouter {
     /// large batches.
     fn get_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
         guard(|| {
-            let r = &self.router;
+            let st = self.snapshot();
+            let r = &st.router;
             let mut out: Vec<Option<usize>> = Vec::new();
             batch(py, keys, &mut out, |ks, out| {
                 for k in ks {
@@ -319,7 +383,7 @@ impl PyRouter {
             Ok(PyList::new(
                 py,
                 out.iter().map(|i| match i {
-                    Some(i) => self.names[*i].bind(py).as_any().clone(),
+                    Some(i) => st.names[*i].bind(py).as_any().clone(),
                     None => none.bind(py).clone(),
                 }),
             )?
@@ -328,23 +392,20 @@ impl PyRouter {
     }
 
     fn __len__(&self) -> usize {
-        self.router.len()
+        self.snapshot().router.len()
     }
 
     fn __repr__(&self) -> String {
+        let st = self.snapshot();
         match &self.config {
             Some(c) => format!(
                 "Router.from_config({} {:?}: {}, {} nodes)",
                 c.format,
                 c.pool,
-                self.router.name(),
-                self.router.len()
+                st.router.name(),
+                st.router.len()
             ),
-            None => format!(
-                "Router({:?}, {} nodes)",
-                self.router.name(),
-                self.router.len()
-            ),
+            None => format!("Router({:?}, {} nodes)", st.router.name(), st.router.len()),
         }
     }
 }
@@ -387,9 +448,9 @@ impl PyBounded {
             let c: f64 = c
                 .extract()
                 .map_err(|_| out_of_range("c is too large a number"))?;
-            let r = r.get();
-            let inner = CoreBounded::new(r.router.clone(), c).map_err(err)?;
-            let names = r.names.iter().map(|n| n.clone_ref(py)).collect();
+            let st = r.get().snapshot();
+            let inner = CoreBounded::new(st.router.clone(), c).map_err(err)?;
+            let names = st.names.iter().map(|n| n.clone_ref(py)).collect();
             Ok(PyBounded {
                 inner: std::sync::Mutex::new(inner),
                 names,

@@ -371,12 +371,7 @@ impl PyRing {
     ) -> PyResult<()> {
         guard(|| {
             let node = text(node, "a node name")?;
-            let w = match weight {
-                Some(w) if !w.is_none() => {
-                    checked_weight(node, args::weight(node, w)?).map_err(err)?
-                }
-                _ => 1,
-            };
+            let w = args::added_weight(node, weight)?;
             self.change(py, |r| r.add(node, w).map(|()| Edit::Added))
         })
     }

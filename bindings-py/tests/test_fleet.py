@@ -5,6 +5,7 @@ tests/vectors/fleet_routes.json says, and the entrance checks."""
 
 from __future__ import annotations
 
+import hashlib
 from functools import cache
 from typing import Any
 
@@ -32,11 +33,17 @@ def build(route: dict[str, Any]) -> keyroute.Router:
             allow_down=c["allow_down"],
             resolved={h: n for h, n in c["resolved"]},
         )
-    return keyroute.Router(
+    r = keyroute.Router(
         route["engine"],
         [(n, w) for n, w in route["nodes"]],
         {k: val for k, val in route["options"]},
     )
+    for op in route.get("ops", []):
+        if op[0] == "add":
+            r.add(op[1], op[2])
+        else:
+            r.remove(op[1])
+    return r
 
 
 def test_every_vector_file_is_routed() -> None:
@@ -83,6 +90,51 @@ def test_engines_and_candidates() -> None:
     for i in range(4000):
         counts[m.get(f"k{i}")] += 1
     assert counts["b"] > 2 * counts["a"]
+
+
+def test_add_and_remove() -> None:
+    # The reference Java ring: BB's removal takes Aa's points (same hashCode) with it.
+    r = keyroute.Router("java-hashcode", [])
+    for n in ("Aa", "BB", "cache3"):
+        r.add(n)
+    r.remove("BB")
+    assert r.nodes == ["Aa", "cache3"] and len(r) == 2
+    # Keys spread over the circle (String.hashCode of "k0", "k1", ... are neighbours).
+    keys = [hashlib.sha1(b"%d" % i).hexdigest() for i in range(300)]
+    assert set(r.get_many(keys)) == {"cache3"}
+    built = keyroute.Router("java-hashcode", ["Aa", "cache3"])
+    assert "Aa" in built.get_many(keys)
+    # Elsewhere: what a build over the new list gives, options kept.
+    m = keyroute.Router("maglev", {"a": 1, "b": 2}, {"table_size": 1009})
+    m.add("c", 3)
+    m.remove("a")
+    want = keyroute.Router("maglev", {"b": 2, "c": 3}, {"table_size": 1009})
+    assert m.nodes == ["b", "c"] and m.get_many(keys) == want.get_many(keys)
+    # node=prefix: names shown before the first '-', changed by their own names.
+    p = keyroute.Router("java-hashcode", ["redis-1", "redis-2"], {"node": "prefix"})
+    assert p.nodes == ["redis", "redis"] and set(p.get_many(keys)) == {"redis"}
+    p.remove("redis-2")
+    assert p.nodes == ["redis"]
+    with pytest.raises(keyroute.NodeNotFoundError) as e:
+        p.remove("redis")
+    assert code(e) == "UNKNOWN_NODE"
+    with pytest.raises(keyroute.RingError) as e:
+        m.add("b")
+    assert code(e) == "DUPLICATE_NODE"
+    with pytest.raises(keyroute.RingError) as e:
+        r.add("x", 2)
+    assert code(e) == "BAD_OPTION"
+    with pytest.raises(keyroute.RingError) as e:
+        m.add("x", 0)
+    assert code(e) == "ZERO_WEIGHT"
+    with pytest.raises(keyroute.BadTypeError):
+        m.add(b"x")
+    cfg = keyroute.Router.from_config(
+        "backend app\n    balance uri\n    hash-type consistent\n    server w1 10.0.0.1:80\n"
+    )
+    with pytest.raises(keyroute.RingError) as e:
+        cfg.add("w2")
+    assert code(e) == "UNSUPPORTED_CONFIG" and cfg.nodes == ["w1"]
 
 
 def test_from_config() -> None:

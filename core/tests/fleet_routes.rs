@@ -110,6 +110,32 @@ fn routes() -> Vec<Value> {
             json!("name"),
         ));
     }
+    let v = load("java_reference.json");
+    for (i, c) in v["cases"].as_array().expect("cases").iter().enumerate() {
+        let prefix = c["node"] == "prefix";
+        let options: &[(&str, &str)] = if prefix { &[("node", "prefix")] } else { &[] };
+        let mut route = engine(
+            "java_reference.json",
+            i,
+            "java-hashcode",
+            ones(&c["nodes"]),
+            options,
+            json!("name"),
+        );
+        let ops: Vec<Value> = c["ops"]
+            .as_array()
+            .expect("ops")
+            .iter()
+            .map(|o| match o["op"].as_str().expect("op") {
+                "add" => json!(["add", o["node"], 1]),
+                _ => json!(["remove", o["node"]]),
+            })
+            .collect();
+        if !ops.is_empty() {
+            route["ops"] = json!(ops);
+        }
+        out.push(route);
+    }
     let v = load("guava_jump.json");
     for (i, c) in v["cases"].as_array().expect("cases").iter().enumerate() {
         if c.get("keys").is_none() {
@@ -382,7 +408,28 @@ fn check(route: &Value) -> usize {
             .iter()
             .map(|o| (o[0].as_str().expect("k"), o[1].as_str().expect("v")))
             .collect();
-        Router::build(route["engine"].as_str().expect("engine"), &nodes, &options).expect("router")
+        let mut r = Router::build(route["engine"].as_str().expect("engine"), &nodes, &options)
+            .expect("router");
+        for op in route
+            .get("ops")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let name = op[1].as_str().expect("name");
+            if op[0] == "add" {
+                let weight = op[2].as_u64().expect("weight") as u32;
+                r.add(NodeSpec {
+                    name: name.into(),
+                    weight,
+                    address: None,
+                })
+                .expect("add");
+            } else {
+                r.remove(name).expect("remove");
+            }
+        }
+        r
     };
     let keys = strs(&case["keys"]);
     let expect = case["expect"].as_array().expect("expect");
@@ -422,7 +469,8 @@ fn routes_match_the_vectors_and_the_committed_file() {
     A route names its vector `file` and `case` (keys and expected answers are read from there), \
     then either `engine`, `nodes` ([name, weight]) and `options` ([name, value]), or `config` \
     (the file's config_file read for `pool`, with allow_down and resolved [host, count]). \
-    `expect`: \"name\" (the case's expect is the node name), \"index\" (the index of the node in \
+    `ops` (when present): changes made after the build, in order: [\"add\", name, weight] \
+    (Router.add) or [\"remove\", name] (Router.remove). `expect`: \"name\" (the case's expect is the node name), \"index\" (the index of the node in \
     the router's node list) or {\"index_column\": j} (expect[i][j] is that index).",
         "routes": routes,
     });

@@ -19,7 +19,10 @@ const j = new Router('jedis', { a: 1, b: 2 }, { version: 2, naming: 'named' });
 const cfg = Router.fromConfig('backend app\n', 'app', { file: 'h.cfg', allowDown: false, resolved: { h: 2 }, includes: { 'x.conf': '' } });
 const format: 'twemproxy' | 'nginx' | 'haproxy' | null = cfg.format;
 const addresses: string[] | null = cfg.addresses;
+const changed: Router = r.add('d').add('e', 2).add('f', 3n).remove('a');
+// @ts-expect-error a weight is a number or a bigint
+r.add('g', '2');
 r.free();
-void [names, all, engine, bad, code, owner, many, top, i, j, format, addresses];
+void [names, all, engine, bad, code, owner, many, top, i, j, format, addresses, changed];
 // @ts-expect-error options are strings, numbers or booleans
 new Router('jump', ['a'], { hash: {} });

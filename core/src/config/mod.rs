@@ -177,7 +177,7 @@ pub fn read_config_with(
     options: &mut ReadOptions<'_>,
 ) -> Result<ProxyConfig, EngineError> {
     let mut budget = limits::Budget::new(file, text)?;
-    match detect_format(text) {
+    let mut cfg = match detect_format(text) {
         Some(Format::Twemproxy) => twemproxy::read(text, file, pool),
         Some(Format::Nginx) => nginx::read(text, file, pool, options, &mut budget),
         Some(Format::Haproxy) => haproxy::read(text, file, pool),
@@ -186,7 +186,10 @@ pub fn read_config_with(
             0,
             "not a twemproxy, nginx or HAProxy configuration (no pool with servers:, no upstream block, no backend or listen section)",
         )),
-    }
+    }?;
+    // It changes with the configuration (`Router::add` refuses it).
+    cfg.router = cfg.router.read_from_config();
+    Ok(cfg)
 }
 
 /// The format of a configuration text, if it looks like one keyroute reads.

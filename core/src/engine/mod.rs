@@ -64,7 +64,7 @@ pub use rendezvous::Rendezvous;
 pub use router::{Kind, Router};
 pub use table::Table;
 
-pub(crate) use points::{concat, push_decimal};
+pub(crate) use points::{concat, push_decimal, NodePoints};
 
 use crate::ring::{NodeSpec, RingError};
 

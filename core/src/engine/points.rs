@@ -68,6 +68,35 @@ pub struct PointRing {
     circle: Circle,
     /// Nodes that keep their points but are skipped (nginx `down`): empty when none.
     down: Vec<bool>,
+    /// How one node's points are made, for a ring its peer changes in place (a map that
+    /// later puts overwrite, and a removal that deletes the positions the node hashes
+    /// to): `None` where a change is a new build.
+    in_place: Option<NodePoints>,
+    /// A node is shown by the part of its name before the first `-` (the reference Java
+    /// ring's `split("-")[0]`), not by its whole name.
+    before_dash: bool,
+}
+
+/// How a ring whose peer changes it in place makes the points of one node: `make(name,
+/// count, out)` appends the positions of the node `name` (`count`: the profile's points
+/// per node), in the order the peer puts them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NodePoints {
+    pub(crate) make: fn(&[u8], u32, &mut Vec<u64>),
+    pub(crate) count: u32,
+}
+
+impl NodePoints {
+    /// The points of every node, in node order, as [`PointRing::from_points`] takes them.
+    pub(crate) fn all(self, nodes: &[NodeSpec]) -> Vec<(u64, u32)> {
+        let (mut pts, mut mine) = (Vec::new(), Vec::new());
+        for (i, n) in nodes.iter().enumerate() {
+            mine.clear();
+            (self.make)(n.name.as_bytes(), self.count, &mut mine);
+            pts.extend(mine.iter().map(|&p| (p, i as u32)));
+        }
+        pts
+    }
 }
 
 impl PointRing {
@@ -149,6 +178,8 @@ impl PointRing {
             nodes,
             circle,
             down: Vec::new(),
+            in_place: None,
+            before_dash: false,
         })
     }
 
@@ -185,6 +216,8 @@ impl PointRing {
             nodes,
             circle,
             down: Vec::new(),
+            in_place: None,
+            before_dash: false,
         })
     }
 
@@ -200,6 +233,98 @@ impl PointRing {
             }
         }
         self
+    }
+
+    /// A ring its peer changes in place: [`put_node`](Self::put_node) puts a node's
+    /// points over the ones there (a later put wins a shared position), and
+    /// [`delete_node`](Self::delete_node) deletes every position the node's points hash
+    /// to, whoever holds it now (a Java `ConcurrentSkipListMap`'s `put` and `remove`,
+    /// redis-rb's `@ring` hash).
+    pub(crate) fn changed_in_place(mut self, points: NodePoints) -> PointRing {
+        self.in_place = Some(points);
+        self
+    }
+
+    /// Nodes shown by the part of their names before the first `-` (the whole name when
+    /// it has none): `redis-1` is shown as `redis`.
+    pub(crate) fn shown_before_dash(mut self) -> PointRing {
+        self.before_dash = true;
+        self
+    }
+
+    /// Whether the ring changes in place (see [`changed_in_place`](Self::changed_in_place)).
+    pub(crate) fn changes_in_place(&self) -> bool {
+        self.in_place.is_some()
+    }
+
+    /// The positions and owners on the circle, in order.
+    fn pairs(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        let c = &self.circle;
+        (0..c.len()).filter_map(|i| Some((c.point(i)?, c.owner(i)?)))
+    }
+
+    /// The ring over `nodes` and `points` (as [`from_points`](Self::from_points) takes
+    /// them, a `Vec` as the builds give it: one copy of that function in the fleet's
+    /// .wasm), with this one's ways of changing and showing names.
+    fn again(
+        &self,
+        nodes: Vec<NodeSpec>,
+        points: Vec<(u64, u32)>,
+    ) -> Result<PointRing, EngineError> {
+        let mut ring = PointRing::from_points(self.rules, nodes, points)?;
+        ring.in_place = self.in_place;
+        ring.before_dash = self.before_dash;
+        Ok(ring)
+    }
+
+    /// Puts the points of `node` (checked by the caller) over the circle, as the peer's
+    /// map does: each of its positions becomes its, whoever held it (the circle's points
+    /// go first, the node's after them, and the later put wins). Only for a ring that
+    /// [`changes_in_place`](Self::changes_in_place): another is left as it is. One pass
+    /// over the circle and a sort, as a build makes, without hashing the other nodes.
+    ///
+    /// # Errors
+    /// [`RingError::TooManyPoints`] above [`MAX_POINTS`] (the ring is unchanged).
+    pub(crate) fn put_node(&mut self, node: NodeSpec) -> Result<(), EngineError> {
+        let Some(make) = self.in_place else {
+            return Ok(());
+        };
+        let mut new = Vec::new();
+        (make.make)(node.name.as_bytes(), make.count, &mut new);
+        room_for(self.circle.len(), new.len())?;
+        let me = self.nodes.len() as u32;
+        let mut nodes = self.nodes.clone();
+        nodes.push(node);
+        let points = self.pairs().chain(new.into_iter().map(|p| (p, me)));
+        *self = self.again(nodes, points.collect())?;
+        Ok(())
+    }
+
+    /// Deletes node `i` and every position its points hash to, whoever holds it now (a
+    /// later node that took one of its positions loses it too), as the peer's `remove`
+    /// does; the nodes after it move down by one. Only for a ring that
+    /// [`changes_in_place`](Self::changes_in_place).
+    ///
+    /// # Errors
+    /// [`RingError::UnknownNode`] for an index past the nodes, or a ring that does not
+    /// change in place (left as it is).
+    pub(crate) fn delete_node(&mut self, i: usize) -> Result<NodeSpec, EngineError> {
+        let (Some(make), Some(_)) = (self.in_place, self.nodes.get(i)) else {
+            return Err(RingError::UnknownNode(alloc::format!("#{i}")).into());
+        };
+        let mut nodes = self.nodes.clone();
+        let gone = nodes.remove(i);
+        let mut hashed = Vec::new();
+        (make.make)(gone.name.as_bytes(), make.count, &mut hashed);
+        sort_points(&mut hashed);
+        let i = i as u32;
+        // Node `i` held only positions it hashes to: none of its points stays.
+        let points = self
+            .pairs()
+            .filter(|(p, _)| hashed.binary_search(p).is_err())
+            .map(|(p, w)| (p, w - u32::from(w > i)));
+        *self = self.again(nodes, points.collect())?;
+        Ok(gone)
     }
 
     /// The ring's rules.
@@ -294,10 +419,26 @@ impl PointRing {
         }
     }
 
-    /// The name of node `i`.
+    /// The name node `i` is shown by: its name, or the part before the first `-` (see
+    /// [`shown_before_dash`](Self::shown_before_dash)).
     pub(crate) fn name(&self, i: usize) -> &str {
-        &self.nodes[i].name
+        let name = &self.nodes[i].name;
+        if self.before_dash {
+            name.split('-').next().unwrap_or(name)
+        } else {
+            name
+        }
     }
+}
+
+/// The most points a circle of `len` points holds after `more` are put: refused above
+/// [`MAX_POINTS`], as a build is, before anything is allocated.
+fn room_for(len: usize, more: usize) -> Result<usize, EngineError> {
+    let most = (len as u64).saturating_add(more as u64);
+    if most > MAX_POINTS {
+        return Err(RingError::TooManyPoints(most).into());
+    }
+    Ok(most as usize)
 }
 
 /// Sorted keys `points` (a position above `shift` bits) and their `owners`, runs of one
@@ -456,6 +597,16 @@ pub(crate) fn concat(parts: &[&[u8]]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A change past the point limit is refused as a build is; up to it, it is not.
+    #[test]
+    fn room_for_stops_at_the_point_limit() {
+        let max = MAX_POINTS as usize;
+        assert_eq!(room_for(max - 150, 150).ok(), Some(max));
+        let err = room_for(max - 149, 150).unwrap_err();
+        assert_eq!(err.code().as_str(), "TOO_MANY_POINTS");
+        assert!(room_for(usize::MAX, usize::MAX).is_err());
+    }
 
     /// The positions kept, their owners and the index, as a plain reading of the rule.
     fn naive(keys: &[u64], rule: Dedup) -> (Vec<u64>, Vec<u32>) {

@@ -198,7 +198,7 @@ impl EngineEntry {
             }
         };
         o.finish()?;
-        Ok(Router::from_engine(self.name, kind))
+        Ok(Router::from_entry(self.name, kind, options))
     }
 }
 
@@ -295,6 +295,7 @@ registry! {
     } twemproxy::build)
     (fleet "java-hashcode" [] "a Java skip-list ring of String.hashCode points" {
         "vnodes": "points per node, 1..65536 (150)",
+        "node": "what a key's owner is called: name (the node's own name) or prefix (the part before the first '-', as the reference's `vnode.split(\"-\")[0]` gives: redis-1 is redis) (name)",
     } java::build_hashcode)
     (fleet "spymemcached" [] "spymemcached's KetamaNodeLocator" {
         "format": "how node names are hashed: spymemcached, libmemcached (spymemcached)",

@@ -1,10 +1,13 @@
 //! [`Router`]: one concrete type over every engine, built by name.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::fleet::Pymemcache;
-use super::{Engine, EngineEntry, EngineError, Jump, Modulo, PointRing, Rendezvous, Table};
-use crate::ring::{NodeSpec, Ring};
+use super::{
+    ConfigSite, Engine, EngineEntry, EngineError, Jump, Modulo, PointRing, Rendezvous, Table,
+};
+use crate::ring::{NodeSpec, Ring, RingError};
 
 /// The engine inside a [`Router`].
 #[derive(Debug, Clone)]
@@ -41,11 +44,37 @@ pub enum Kind {
 pub struct Router {
     name: &'static str,
     kind: Kind,
+    /// The options it was built with by name, for the build a change makes; `None` for
+    /// a router read from a proxy configuration, which changes with the configuration.
+    options: Option<Vec<(String, String)>>,
 }
 
 impl Router {
+    /// A router read from a proxy configuration: [`Router::add`] and [`Router::remove`]
+    /// refuse it (the configuration is what changes).
     pub(crate) fn from_engine(name: &'static str, kind: Kind) -> Router {
-        Router { name, kind }
+        Router {
+            name,
+            kind,
+            options: None,
+        }
+    }
+
+    /// The router the registry's entry `name` built with `options`.
+    pub(crate) fn from_entry(name: &'static str, kind: Kind, options: &[(&str, &str)]) -> Router {
+        let options = options.iter().map(|(k, v)| ((*k).into(), (*v).into()));
+        Router {
+            name,
+            kind,
+            options: Some(options.collect()),
+        }
+    }
+
+    /// The same router, marked as read from a proxy configuration (see
+    /// [`from_engine`](Self::from_engine)).
+    pub(crate) fn read_from_config(mut self) -> Router {
+        self.options = None;
+        self
     }
 
     /// A ketama-family or native [`Ring`] behind the lookup interface.
@@ -63,6 +92,7 @@ impl Router {
         Router {
             name: ring.profile().name().as_str(),
             kind: Kind::Ring(ring),
+            options: Some(Vec::new()),
         }
     }
 
@@ -86,6 +116,145 @@ impl Router {
     /// The engine or profile name.
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// Adds `node` at run time, last in the node list, as the engine's peer does. For
+    /// every engine but two that is the router a new build over the new node list gives
+    /// (the ring profiles change their circle in place to that same ring); `java-hashcode`
+    /// and `redis-rb` change as their peers' maps do, where a later put wins a shared
+    /// point, so their state depends on the order of the changes (see
+    /// [`remove`](Self::remove)). The work is bounded as a build is: a node that would
+    /// take the ring past its point limit is refused and the router is unchanged.
+    ///
+    /// ```
+    /// use keyroute::engine::{Engine, Router};
+    /// use keyroute::ring::{parse_nodes, NodeSpec};
+    /// let mut r = Router::build("maglev", &parse_nodes("a,b")?, &[])?;
+    /// r.add(NodeSpec { name: "c".into(), weight: 1, address: None })?;
+    /// let again = Router::build("maglev", &parse_nodes("a,b,c")?, &[])?;
+    /// assert_eq!(r.get(b"user:1"), again.get(b"user:1"));
+    /// # Ok::<(), keyroute::engine::EngineError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RingError::DuplicateNode`], [`RingError::EmptyNodeName`], [`RingError::ZeroWeight`],
+    /// [`RingError::TooManyPoints`], [`EngineError::BadOption`] (a weight for a peer
+    /// without weights), [`EngineError::UnsupportedConfig`] (a router read from a proxy
+    /// configuration: change the configuration and read it again, as the proxy reloads
+    /// it).
+    pub fn add(&mut self, node: NodeSpec) -> Result<(), EngineError> {
+        self.changeable()?;
+        let mut nodes = self.node_list();
+        nodes.push(node);
+        super::check_nodes(&nodes)?;
+        let node = nodes.pop().unwrap_or_else(|| unreachable!());
+        match &mut self.kind {
+            #[cfg(not(feature = "small-sort"))]
+            Kind::Ring(r) => Ok(r.add(&node.name, node.weight)?),
+            #[cfg(feature = "small-sort")]
+            Kind::Ring(r) => {
+                nodes.push(node);
+                ring_again(r, &nodes)
+            }
+            Kind::Points(p) if p.changes_in_place() => {
+                super::error::unweighted(self.name, core::slice::from_ref(&node))?;
+                p.put_node(node)
+            }
+            _ => {
+                nodes.push(node);
+                self.rebuild(&nodes)
+            }
+        }
+    }
+
+    /// Removes the node named `name` at run time, as the engine's peer does, and gives
+    /// it back; the nodes after it move one index down. For every engine but two that is
+    /// the router a new build over the remaining nodes gives. `java-hashcode` and
+    /// `redis-rb` delete every position the node's points hash to, whoever holds it now:
+    /// a node whose points another took (a later put won them) takes that node's points
+    /// with it. Under `java-hashcode` `"Aa"` and `"BB"` have the same `hashCode`, so after
+    /// adding `Aa`, `BB` and `cache3` and removing `BB`, `Aa` is left without a point, as in
+    /// the Java ring. The work is bounded as a build is.
+    ///
+    /// ```
+    /// use keyroute::engine::{Engine, Router};
+    /// use keyroute::ring::{parse_nodes, NodeSpec};
+    /// let mut r = Router::build("java-hashcode", &parse_nodes("Aa,BB,cache3")?, &[])?;
+    /// r.remove("BB")?;
+    /// assert_eq!(r.len(), 2);
+    /// assert!((0..200).all(|i| r.get(format!("k{i}").as_bytes()) == Some("cache3")));
+    /// # Ok::<(), keyroute::engine::EngineError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RingError::UnknownNode`], [`EngineError::UnsupportedConfig`] (a router read from
+    /// a proxy configuration).
+    pub fn remove(&mut self, name: &str) -> Result<NodeSpec, EngineError> {
+        self.changeable()?;
+        let mut nodes = self.node_list();
+        let i = nodes
+            .iter()
+            .position(|n| n.name == name)
+            .ok_or_else(|| RingError::UnknownNode(name.into()))?;
+        match &mut self.kind {
+            #[cfg(not(feature = "small-sort"))]
+            Kind::Ring(r) => {
+                r.remove(name)?;
+                Ok(nodes.swap_remove(i))
+            }
+            #[cfg(feature = "small-sort")]
+            Kind::Ring(r) => {
+                let gone = nodes.remove(i);
+                ring_again(r, &nodes)?;
+                Ok(gone)
+            }
+            Kind::Points(p) if p.changes_in_place() => p.delete_node(i),
+            _ => {
+                let gone = nodes.remove(i);
+                self.rebuild(&nodes)?;
+                Ok(gone)
+            }
+        }
+    }
+
+    /// Refuses a change to a router read from a configuration.
+    fn changeable(&self) -> Result<(), EngineError> {
+        match self.options {
+            Some(_) => Ok(()),
+            None => Err(EngineError::UnsupportedConfig(ConfigSite {
+                file: String::new(),
+                line: 0,
+                reason: "a router read from a proxy configuration changes with it: change the configuration and read it again, as the proxy reloads it".into(),
+            })),
+        }
+    }
+
+    /// The router a build of this entry over `nodes`, with the same options, gives.
+    fn rebuild(&mut self, nodes: &[NodeSpec]) -> Result<(), EngineError> {
+        let options = self.options.as_deref().unwrap_or_default();
+        let pairs: Vec<(&str, &str)> = options
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        *self = EngineEntry::named(self.name)?.build(nodes, &pairs)?;
+        Ok(())
+    }
+
+    /// The nodes as they were given (whole names, weights, addresses), in order.
+    fn node_list(&self) -> Vec<NodeSpec> {
+        match &self.kind {
+            Kind::Points(p) => p.nodes().to_vec(),
+            _ => {
+                let e = self.engine();
+                (0..e.len())
+                    .map(|i| NodeSpec {
+                        name: e.node_name(i).into(),
+                        weight: e.node_weight(i),
+                        address: e.node_address(i).map(Into::into),
+                    })
+                    .collect()
+            }
+        }
     }
 
     /// The engine inside.
@@ -117,6 +286,18 @@ impl Router {
             Kind::Pymemcache(p) => p,
         }
     }
+}
+
+/// The ring of `r`'s profile (its options included) over `nodes`: in the size-minded build
+/// (the fleet's .wasm) a ring profile's change builds again, the ring its in-place change
+/// gives, without linking the ring's change paths (3.7 KB gzipped).
+#[cfg(feature = "small-sort")]
+fn ring_again(r: &mut Ring, nodes: &[NodeSpec]) -> Result<(), EngineError> {
+    *r = Ring::with_nodes(
+        *r.profile(),
+        nodes.iter().map(|n| (n.name.as_str(), n.weight)),
+    )?;
+    Ok(())
 }
 
 /// The object-safe part of [`Engine`].

@@ -3,8 +3,8 @@
 use alloc::vec::Vec;
 
 use super::super::{
-    concat, push_decimal, Dedup, EngineError, KeyHash, KeyTag, Kind, Options, PointRing,
-    PointRules, Rendezvous, Seek,
+    concat, push_decimal, Dedup, EngineError, KeyHash, KeyTag, Kind, NodePoints, Options,
+    PointRing, PointRules, Rendezvous, Seek,
 };
 use crate::hashes::{crc32, md5, php_round};
 use crate::ring::NodeSpec;
@@ -125,31 +125,39 @@ pub(crate) fn dubbo(nodes: Vec<NodeSpec>, replicas: u32) -> Result<PointRing, En
     PointRing::from_points(r, nodes, pts)
 }
 
-/// redis-rb's `Redis::HashRing`: `crc32("#{id}:#{i}")` for `i < replicas` (the last node
-/// added wins a shared point); keys (after `Redis::Distributed`'s `/^\{(.+?)\}/` tag) by
-/// CRC32, the last point `<=`, wrapping to the last.
+/// The positions of redis-rb node `id`: `crc32("#{id}:#{i}")` for `i < replicas`.
+fn redis_rb_points(id: &[u8], replicas: u32, out: &mut Vec<u64>) {
+    let mut buf = Vec::new();
+    for k in 0..replicas {
+        buf.clear();
+        buf.extend_from_slice(&concat(&[id, b":"]));
+        push_decimal(&mut buf, u64::from(k));
+        out.push(u64::from(crc32(&buf)));
+    }
+}
+
+/// redis-rb's `Redis::HashRing`: each node's points ([`redis_rb_points`]) put into
+/// `@ring` in order (the last node added wins a shared point); keys (after
+/// `Redis::Distributed`'s `/^\{(.+?)\}/` tag) by CRC32, the last point `<=`, wrapping to
+/// the last. Changed in place as `@ring` is: `add_node` puts the node's points over the
+/// others, `remove_node` deletes the positions its points hash to, whoever holds them.
 pub(crate) fn redis_rb(
     nodes: Vec<NodeSpec>,
     replicas: u32,
     tag: bool,
 ) -> Result<PointRing, EngineError> {
-    let mut pts = Vec::new();
-    let mut buf = Vec::new();
-    for (i, n) in nodes.iter().enumerate() {
-        for k in 0..replicas {
-            buf.clear();
-            buf.extend_from_slice(&concat(&[n.name.as_bytes(), b":"]));
-            push_decimal(&mut buf, u64::from(k));
-            pts.push((u64::from(crc32(&buf)), i as u32));
-        }
-    }
+    let make = NodePoints {
+        make: redis_rb_points,
+        count: replicas,
+    };
+    let pts = make.all(&nodes);
     let tag = if tag {
         KeyTag::RubyBraces
     } else {
         KeyTag::Whole
     };
     let r = rules("redis-rb", KeyHash::Crc32, tag, Seek::Floor);
-    PointRing::from_points(r, nodes, pts)
+    Ok(PointRing::from_points(r, nodes, pts)?.changed_in_place(make))
 }
 
 /// Predis' `HashRing`: `(int) round(w / Σw × n × replicas)` points `crc32("$node:$i")` per

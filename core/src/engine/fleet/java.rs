@@ -5,14 +5,16 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::super::{
-    concat, push_decimal, Dedup, EngineError, KeyHash, KeyTag, Kind, Options, PointRing,
-    PointRules, Seek, SpyHash,
+    concat, push_decimal, Dedup, EngineError, KeyHash, KeyTag, Kind, NodePoints, Options,
+    PointRing, PointRules, Seek, SpyHash,
 };
 use crate::hashes::{java_abs, java_string_hash, md5, murmur64a};
 use crate::ring::profile::{digests_for, WeightRule};
 use crate::ring::NodeSpec;
 
-/// The `java-hashcode` entry of the registry: `vnodes` points per node (150).
+/// The `java-hashcode` entry of the registry: `vnodes` points per node (150), `node`
+/// (`name`: a key's owner is the node; `prefix`: the part of its name before the first
+/// `-`, the reference's `vnode.split("-")[0]`).
 pub(crate) fn build_hashcode(
     name: &'static str,
     nodes: Vec<NodeSpec>,
@@ -20,7 +22,13 @@ pub(crate) fn build_hashcode(
 ) -> Result<Kind, EngineError> {
     super::super::error::unweighted(name, &nodes)?;
     let v = o.int("vnodes", 1, 65536)?.unwrap_or(150) as u32;
-    Ok(Kind::Points(hashcode(nodes, v)?))
+    let prefix = o.choice("node", &["name", "prefix"])? == Some("prefix");
+    let ring = hashcode(nodes, v)?;
+    Ok(Kind::Points(if prefix {
+        ring.shown_before_dash()
+    } else {
+        ring
+    }))
 }
 
 /// The `spymemcached` entry: `KetamaNodeLocator` without weights.
@@ -90,22 +98,34 @@ fn rules(name: &'static str, key_hash: KeyHash) -> PointRules {
     }
 }
 
-/// `Math.abs((node + "-N" + i).hashCode())` for `i < vnodes`, put in node order into a
-/// `ConcurrentSkipListMap<Integer, String>`; keys by `Math.abs(key.hashCode())`,
-/// `tailMap`, wrapping to the first entry.
-pub(crate) fn hashcode(nodes: Vec<NodeSpec>, vnodes: u32) -> Result<PointRing, EngineError> {
-    let mut pts = Vec::new();
+/// The positions of node `name`: `Math.abs((name + "-N" + i).hashCode())` for
+/// `i < vnodes`, the sign bit flipped (the circle's order is the signed order of the map's
+/// `Integer` keys).
+fn hashcode_points(name: &[u8], vnodes: u32, out: &mut Vec<u64>) {
     let mut buf = Vec::new();
-    for (i, n) in nodes.iter().enumerate() {
-        for k in 0..vnodes {
-            buf.clear();
-            buf.extend_from_slice(&concat(&[n.name.as_bytes(), b"-N"]));
-            push_decimal(&mut buf, u64::from(k));
-            let h = java_abs(java_string_hash(&buf)) as u32 ^ (1 << 31);
-            pts.push((u64::from(h), i as u32));
-        }
+    for k in 0..vnodes {
+        buf.clear();
+        buf.extend_from_slice(&concat(&[name, b"-N"]));
+        push_decimal(&mut buf, u64::from(k));
+        let h = java_abs(java_string_hash(&buf)) as u32 ^ (1 << 31);
+        out.push(u64::from(h));
     }
-    PointRing::from_points(rules("java-hashcode", KeyHash::JavaAbsHashCode), nodes, pts)
+}
+
+/// The `java-hashcode` ring: each node's points ([`hashcode_points`]) put in node order
+/// into a `ConcurrentSkipListMap<Integer, String>` (a later put wins a shared point); keys
+/// by `Math.abs(key.hashCode())`, `tailMap`, wrapping to the first entry. Changed in
+/// place as the map is: an added node's points are put over the others, a removed node's
+/// positions are removed whoever holds them.
+pub(crate) fn hashcode(nodes: Vec<NodeSpec>, vnodes: u32) -> Result<PointRing, EngineError> {
+    let make = NodePoints {
+        make: hashcode_points,
+        count: vnodes,
+    };
+    let pts = make.all(&nodes);
+    let ring =
+        PointRing::from_points(rules("java-hashcode", KeyHash::JavaAbsHashCode), nodes, pts)?;
+    Ok(ring.changed_in_place(make))
 }
 
 /// spymemcached's key format: `SPYMEMCACHED` hashes the name as given; `LIBMEMCACHED`

@@ -241,11 +241,15 @@ def java_string_with_hash(target, seed, prefix=""):
 
 def java_node_with_min_point(seed):
     """A node name N such that (N + "-N0").hashCode() == Integer.MIN_VALUE."""
-    suffix = "-N0"
+    return java_node_with_point(0x80000000, seed)
+
+
+def java_node_with_point(point, seed, prefix="node-", suffix="-N0"):
+    """A node name N starting with PREFIX such that (N + SUFFIX).hashCode() == POINT."""
     hs = java_hash(suffix) & M32
     inv = pow(31 ** len(suffix), -1, 1 << 32)
-    want = ((0x80000000 - hs) * inv) & M32
-    return java_string_with_hash(want, seed, prefix="node-")
+    want = (((point & M32) - hs) * inv) & M32
+    return java_string_with_hash(want, seed, prefix=prefix)
 
 
 def md5_points(s, reps=40):

@@ -86,6 +86,22 @@ def deb_version(pkg):
     return out.stdout.strip()
 
 
+def hx(s):
+    """A string as UTF-8 hex for the drivers' line protocols ("-" = empty)."""
+    return s.encode().hex() or "-"
+
+
+def unhx(h):
+    """The string of hx()."""
+    return "" if h == "-" else bytes.fromhex(h).decode()
+
+
+def java_version():
+    """The first line of `java -version` (the JDK the Java drivers run on)."""
+    out = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
+    return out.splitlines()[0].strip()
+
+
 def rel(path):
     return os.path.relpath(os.path.abspath(path), REPO)
 

@@ -14,31 +14,20 @@ import subprocess
 
 import choose
 import references
-from common import (BUILD_DIR, HERE, deb_version, make_keys, write_vector)
+from common import (BUILD_DIR, HERE, deb_version, hx, java_version, make_keys, unhx,
+                    write_vector)
 
 SPY_JAR = "/usr/share/java/spymemcached.jar"
 GUAVA_JAR = "/usr/share/java/guava.jar"
 KEYS = make_keys(n_seq=300, n_ascii=60, n_unicode=60)
 
 
-def hx(s):
-    return s.encode().hex() or "-"
-
-
-def unhx(h):
-    return "" if h == "-" else bytes.fromhex(h).decode()
-
-
-def java_version():
-    out = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
-    return out.splitlines()[0].strip()
-
-
 def compile_driver():
     out = os.path.join(BUILD_DIR, "java")
     os.makedirs(out, exist_ok=True)
     subprocess.run(["javac", "-nowarn", "-d", out, "-cp", SPY_JAR + ":" + GUAVA_JAR,
-                    os.path.join(HERE, "java", "FleetDriver.java")], check=True)
+                    os.path.join(HERE, "java", "FleetDriver.java"),
+                    os.path.join(HERE, "java", "Hex.java")], check=True)
     return out
 
 

@@ -8,7 +8,8 @@ Usage: generate.py [--check] [--strict] [--only NAME[,NAME...]]
             exit 1 on any difference.  A difference confined to a file's `peer` block
             (e.g. a Debian security update bumped a package version) is reported as a
             warning and passes, unless --strict is given.
-  --only    run only these families: nginx, haproxy, twemproxy, java, clients, unit_refs
+  --only    run only these families: nginx, haproxy, twemproxy, java, java_reference,
+            clients, unit_refs
             (with --check, only the files those families write are compared)
 
 Each family runs in its own process (the generators start and stop their own servers).
@@ -34,6 +35,7 @@ FAMILIES = {
     "haproxy": ("gen_haproxy.py", ["haproxy"]),
     "twemproxy": ("gen_twemproxy.py", ["twemproxy"]),
     "java": ("gen_java.py", ["spymemcached", "guava_jump", "java_hashcode"]),
+    "java_reference": ("gen_java_reference.py", ["java_reference"]),
     "clients": ("gen_clients.py", ["redis_rb", "predis", "pymemcache", "groupcache"]),
     "unit_refs": ("gen_unit_refs.py", ["envoy", "go_redis", "jedis", "dubbo"]),
 }

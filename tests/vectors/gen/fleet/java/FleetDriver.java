@@ -16,19 +16,6 @@ import com.google.common.hash.Hashing;
 import net.spy.memcached.*;
 
 public class FleetDriver {
-    static String unhex(String h) {
-        if (h.equals("-")) return "";
-        byte[] b = new byte[h.length() / 2];
-        for (int i = 0; i < b.length; i++) b[i] = (byte) Integer.parseInt(h.substring(2 * i, 2 * i + 2), 16);
-        return new String(b, StandardCharsets.UTF_8);
-    }
-
-    static String hex(String s) {
-        StringBuilder sb = new StringBuilder();
-        for (byte b : s.getBytes(StandardCharsets.UTF_8)) sb.append(String.format("%02x", b & 0xff));
-        return sb.length() == 0 ? "-" : sb.toString();
-    }
-
     /** A MemcachedNode that only knows its address (the locator reads nothing else). */
     static MemcachedNode node(final InetSocketAddress addr) {
         return (MemcachedNode) java.lang.reflect.Proxy.newProxyInstance(FleetDriver.class.getClassLoader(),
@@ -59,12 +46,12 @@ public class FleetDriver {
     static InetSocketAddress address(String[] f, int[] pos) throws Exception {
         String kind = f[pos[0]++];
         if (kind.equals("ip")) {
-            String lit = unhex(f[pos[0]++]);
+            String lit = Hex.unhex(f[pos[0]++]);
             int port = Integer.parseInt(f[pos[0]++]);
             return new InetSocketAddress(lit, port);
         }
-        String name = unhex(f[pos[0]++]);
-        String lit = unhex(f[pos[0]++]);
+        String name = Hex.unhex(f[pos[0]++]);
+        String lit = Hex.unhex(f[pos[0]++]);
         int port = Integer.parseInt(f[pos[0]++]);
         InetAddress a = InetAddress.getByAddress(name, InetAddress.getByName(lit).getAddress());
         return new InetSocketAddress(a, port);
@@ -92,14 +79,14 @@ public class FleetDriver {
             : new KetamaNodeLocator(nodes, alg, format, new HashMap<InetSocketAddress, Integer>());
         // First answer line: each node's key string for repetition 0 (what the format hashes).
         StringBuilder sb = new StringBuilder();
-        for (MemcachedNode nd : nodes) sb.append(hex(fmt.getKeyForNode(nd, 0))).append(' ');
+        for (MemcachedNode nd : nodes) sb.append(Hex.hex(fmt.getKeyForNode(nd, 0))).append(' ');
         out.println(sb.toString().trim());
         // Second: the number of points on the continuum (distinct positions).
         Method gm = KetamaNodeLocator.class.getDeclaredMethod("getKetamaNodes");
         gm.setAccessible(true);
         out.println(((TreeMap<?, ?>) gm.invoke(loc)).size());
         for (int i = pos[0]; i < f.length; i++) {
-            MemcachedNode p = loc.getPrimary(unhex(f[i]));
+            MemcachedNode p = loc.getPrimary(Hex.unhex(f[i]));
             out.println(nodes.indexOf(p));
         }
     }
@@ -115,7 +102,7 @@ public class FleetDriver {
             input = Long.parseLong(f[1]);
             from = 2;
         } else {
-            String key = unhex(f[2]);
+            String key = Hex.unhex(f[2]);
             hc = f[1].equals("murmur3_128") ? Hashing.murmur3_128().hashString(key, StandardCharsets.UTF_8)
                                             : Hashing.murmur3_32_fixed().hashString(key, StandardCharsets.UTF_8);
             input = hc.padToLong();
@@ -137,15 +124,15 @@ public class FleetDriver {
         int n = Integer.parseInt(f[1]);
         ConcurrentSkipListMap<Integer, String> ring = new ConcurrentSkipListMap<>();
         for (int j = 0; j < n; j++) {
-            String node = unhex(f[2 + j]);
+            String node = Hex.unhex(f[2 + j]);
             for (int i = 0; i < 150; i++) ring.put(Math.abs((node + "-N" + i).hashCode()), node);
         }
         out.println(ring.size());
         for (int i = 2 + n; i < f.length; i++) {
-            int h = Math.abs(unhex(f[i]).hashCode());
+            int h = Math.abs(Hex.unhex(f[i]).hashCode());
             SortedMap<Integer, String> tail = ring.tailMap(h);
             String node = tail.isEmpty() ? ring.firstEntry().getValue() : tail.get(tail.firstKey());
-            out.println(hex(node));
+            out.println(Hex.hex(node));
         }
     }
 
