@@ -43,7 +43,7 @@ export type ErrorCode =
   | 'CLUSTER_RETRIES_EXHAUSTED' | 'CLUSTER_UNREACHABLE' | 'BUSY' | 'REDIS_READONLY' | 'REDIS_TLS'
   | 'CACHE_TIMEOUT' | 'BACKEND_ERROR' | 'SESSION_EXPIRED' | 'VERSION_MISMATCH' | 'NOT_FOUND'
   | 'VALUE_TOO_LARGE' | 'BAD_CLIENT_ID' | 'BAD_KIND' | 'BAD_DEVICE_ID' | 'BAD_SESSION_ID'
-  | 'BAD_VERSION' | 'BAD_CONFIG' | 'UNSUPPORTED_CONFIG';
+  | 'BAD_VERSION' | 'SESSION_CLIENT_MISMATCH' | 'BAD_CONFIG' | 'UNSUPPORTED_CONFIG';
 
 /** Every error the package throws: an Error (a TypeError for BAD_TYPE) with a `code`. */
 export interface KeyrouteError extends Error {
