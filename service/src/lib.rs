@@ -44,6 +44,7 @@
 //! ```
 
 mod broker;
+mod cmd;
 mod config;
 pub mod curve;
 mod error;
@@ -101,7 +102,6 @@ impl Service {
                 lease_ms: ms(config.lease),
                 soft_ms: ms(config.soft_ttl),
                 hard_ms: ms(config.hard_ttl),
-                session_ttl_ms: ms(config.session_ttl),
                 memory_max: config.memory_max,
                 ..MemoryConfig::default()
             })),

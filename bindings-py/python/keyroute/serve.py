@@ -65,6 +65,7 @@ TYPES: Dict[str, int] = {
     "session.touch": 11,
     "session.destroy": 12,
     "session.list": 13,
+    "session.update": 14,
     "cache.get": 20,
     "cache.put": 21,
     "cache.invalidate": 22,
