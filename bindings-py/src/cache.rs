@@ -372,6 +372,39 @@ impl PySmartCache {
         })
     }
 
+    /// Stores `value` (bytes) for `kind` of `client` directly, without a loader: the
+    /// entry's fence is bumped in the same atomic call, so a load in flight for it (here or
+    /// in another process) is discarded and its callers get `value`. Fresh for `ttl_ms`
+    /// and kept as long (default: the soft and hard TTLs).
+    #[pyo3(
+        signature = (client, kind, value, *, ttl_ms=None),
+        text_signature = "($self, client, kind, value, *, ttl_ms=None)"
+    )]
+    fn put(
+        &self,
+        py: Python<'_>,
+        client: &Bound<'_, PyAny>,
+        kind: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        ttl_ms: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        guard(|| {
+            same_process(self.pid, "SmartCache")?;
+            let client = text(client, "client")?;
+            let kind = text(kind, "kind")?;
+            let value = value
+                .cast::<PyBytes>()
+                .map_err(|_| bad_type(format!("value must be bytes, not {}", type_name(value))))?;
+            let value = value.as_bytes();
+            let ttl = match ttl_ms {
+                Some(t) if !t.is_none() => Some(Duration::from_millis(ms_arg(t, "ttl_ms", 1)?)),
+                _ => None,
+            };
+            py.detach(|| self.cache.put(client, kind, value, ttl))
+                .map_err(from_redis)
+        })
+    }
+
     /// Warms the kinds of the client bound to `device`: every cold kind is leased in one
     /// call, then `loader(client, kind)` runs for each, in parallel threads.
     fn warm(
