@@ -47,6 +47,21 @@ class Cluster:
         raise AssertionError(f"no master holds {pattern}")
 
 
+def fail_over(master, replica) -> None:
+    """Manual failover: the replica becomes the master of the slot. On a loaded machine a
+    coordinated failover can time out (5 s) and be abandoned by Redis: then FORCE (no
+    handshake with the old master), then TAKEOVER (no vote)."""
+    for how in ((), ("FORCE",), ("TAKEOVER",)):
+        assert replica.cli("CLUSTER", "FAILOVER", *how) == "OK"
+        try:
+            wait_for(lambda: "role:master" in replica.cli("INFO", "replication"), 10, "the replica promoted")
+            break
+        except AssertionError:
+            if how == ("TAKEOVER",):
+                raise
+    wait_for(lambda: "role:slave" in master.cli("INFO", "replication"), 20, "the old master demoted")
+
+
 @pytest.fixture
 def cluster():
     c = Cluster()
@@ -63,18 +78,7 @@ def test_master_failover_no_stale_overwrite(serve_factory, rust_workers, cluster
         slow = c.send("product.get", {"client": "c-77", "kind": "cards"}, deadline_ms=15000)
         wait_for(lambda: "load c-77 cards" in rw.lines, what="the load in flight")
         master, replica, key = cluster.owner_of("kr:*:e:cards")
-        # Manual failover: the replica becomes the master of the slot. On a loaded machine
-        # a coordinated failover can time out (5 s) and be abandoned by Redis: then FORCE
-        # (no handshake with the old master), then TAKEOVER (no vote).
-        for how in ((), ("FORCE",), ("TAKEOVER",)):
-            assert replica.cli("CLUSTER", "FAILOVER", *how) == "OK"
-            try:
-                wait_for(lambda: "role:master" in replica.cli("INFO", "replication"), 10, "the replica promoted")
-                break
-            except AssertionError:
-                if how == ("TAKEOVER",):
-                    raise
-        wait_for(lambda: "role:slave" in master.cli("INFO", "replication"), 20, "the old master demoted")
+        fail_over(master, replica)
         # A newer value is written through the service after the failover.
         t0 = time.monotonic()
         while True:
@@ -129,15 +133,7 @@ def test_sessions_slide_through_a_failover(serve_factory, cluster):
         master, replica, key = cluster.owner_of("kr:*:s:*")
         assert master.cli("WAIT", "1", "5000") == "1", "the session reached the replica"
         before = int(master.cli("HGET", key, "x"))
-        for how in ((), ("FORCE",), ("TAKEOVER",)):
-            assert replica.cli("CLUSTER", "FAILOVER", *how) == "OK"
-            try:
-                wait_for(lambda: "role:master" in replica.cli("INFO", "replication"), 10, "the replica promoted")
-                break
-            except AssertionError:
-                if how == ("TAKEOVER",):
-                    raise
-        wait_for(lambda: "role:slave" in master.cli("INFO", "replication"), 20, "the old master demoted")
+        fail_over(master, replica)
         t0 = time.monotonic()
         while True:
             r = c.request("cache.get", {"client": "c-88", "kind": "cards"}, session_id=sid, deadline_ms=3000)

@@ -11,6 +11,7 @@ use super::heartbeat::Heartbeat;
 use super::settings::CacheSettings;
 use super::step::{Failure, Fault, LoadResult};
 use crate::cache::call::{Call, Notify};
+use crate::cache::error::InputError;
 use crate::cache::peek::Peek;
 use crate::cache::poll::{PollSchedule, MAX_FENCED_LOADS};
 use crate::cache::reply::{GetReply, Guarded};
@@ -148,8 +149,22 @@ pub struct GetOrLoad {
     backoff: PollSchedule,
     fenced: u32,
     counts: Counts,
-    /// The session the first `sc-get` runs under (`sess-guard`), until it has.
-    session: Option<SessionId>,
+    /// The session the first `sc-get` runs under (`sess-guard`), until it has, and the
+    /// builder of that guarded call.
+    session: Option<(SessionId, Guard)>,
+}
+
+/// Builds a call under a session: [`Call::in_session`], held as a pointer set by
+/// [`GetOrLoad::in_session`], so that a runtime that never reads under a session (the
+/// JavaScript .wasm) does not link `sess-guard`, whose text inlines ten scripts.
+type Guard = for<'a> fn(&'a SessionId, Call<'a>, Option<u64>) -> Result<Call<'a>, InputError>;
+
+fn guarded<'a>(
+    sid: &'a SessionId,
+    call: Call<'a>,
+    now: Option<u64>,
+) -> Result<Call<'a>, InputError> {
+    Call::in_session(sid, call, now)
 }
 
 impl GetOrLoad {
@@ -214,7 +229,7 @@ impl GetOrLoad {
     /// ```
     #[must_use]
     pub fn in_session(mut self, sid: SessionId) -> Self {
-        self.session = Some(sid);
+        self.session = Some((sid, guarded));
         self.peeked = true;
         self
     }
@@ -294,10 +309,10 @@ impl GetOrLoad {
                         s.serve_stale,
                         None,
                     );
-                    let Some(sid) = &self.session else {
+                    let Some((sid, guard)) = &self.session else {
                         return Step::Run(get);
                     };
-                    match Call::in_session(sid, get, None) {
+                    match guard(sid, get, None) {
                         Ok(call) => return Step::Run(call),
                         Err(e) => {
                             self.state = State::Done(Err(Failure::Input(e)));

@@ -44,28 +44,17 @@ end
 --#include key_types(hash, zset)
 --#include now_or_empty
 --#include digits
-local function tidy()
-  redis.call('ZREMRANGEBYSCORE', ik, '-inf', s(now))
-  local top = redis.call('ZRANGE', ik, -1, -1, 'WITHSCORES')
-  if top[2] then redis.call('PEXPIREAT', ik, top[2]) end
-end
+--#include session_tidy
 local x = tonumber(redis.call('HGET', sk, 'x') or 0)
-if x <= now then
-  redis.call('DEL', sk)
-  redis.call('ZREM', ik, sid)
-  tidy()
-  return {0}
-end
+--#include session_gone(x <= now)
 local reply = ops[op]({unpack(KEYS, 3)}, {unpack(ARGV, 4)})
 if type(reply) == 'table' and reply.err then return reply end
+-- Slide the session (unless the script removed it).
 local h = redis.call('HMGET', sk, 'ttl', 'ma', 'ca')
-if h[1] then
-  x = now + tonumber(h[1])
-  local ma, ca = tonumber(h[2]), tonumber(h[3])
-  if ma > 0 and ca + ma < x then x = ca + ma end
-  redis.call('HSET', sk, 'x', s(x))
-  redis.call('PEXPIREAT', sk, s(x))
-  redis.call('ZADD', ik, s(x), sid)
-  tidy()
-end
+if not h[1] then return {1, x, reply} end
+--#include session_slide(h[1], h[2], h[3])
+redis.call('HSET', sk, 'x', s(x))
+redis.call('PEXPIREAT', sk, s(x))
+redis.call('ZADD', ik, s(x), sid)
+tidy()
 return {1, x, reply}

@@ -7,22 +7,11 @@ end
 --#include key_types(hash, zset)
 --#include now_optional
 --#include digits
-local function tidy()
-  redis.call('ZREMRANGEBYSCORE', ik, '-inf', s(now))
-  local top = redis.call('ZRANGE', ik, -1, -1, 'WITHSCORES')
-  if top[2] then redis.call('PEXPIREAT', ik, top[2]) end
-end
+--#include session_tidy
 local h = redis.call('HMGET', sk, 'ver', 'x', 'ttl', 'ma', 'ca')
-if not h[2] or tonumber(h[2]) <= now then
-  redis.call('DEL', sk)
-  redis.call('ZREM', ik, sid)
-  tidy()
-  return {0}
-end
+--#include session_gone(not h[2] or tonumber(h[2]) <= now)
 if h[1] ~= ver then return {2, h[1]} end
-local x = now + tonumber(h[3])
-local ma, ca = tonumber(h[4]), tonumber(h[5])
-if ma > 0 and ca + ma < x then x = ca + ma end
+--#include session_slide(h[3], h[4], h[5])
 redis.call('HSET', sk, 'd', data, 'x', s(x))
 redis.call('PEXPIREAT', sk, s(x))
 redis.call('ZADD', ik, s(x), sid)
