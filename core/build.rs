@@ -5,8 +5,10 @@
 //! A line `--#include PIECE` or `--#include PIECE(ARG, ...)` in it is replaced by
 //! `src/script/lua/include/PIECE.lua`, each line indented as the directive is, where `${name}` is the script's name, `${1}`,
 //! `${2}`, ... the arguments as written and `${types}` all of them, each in single quotes
-//! (`'zset', 'hash'`). The result is the text sent to Redis; its SHA1 is what `EVALSHA`
-//! takes. Both go to `$OUT_DIR/lua.rs`, one constant per script (`LEAST_USED` for
+//! (`'zset', 'hash'`). A line `--#inline SCRIPT` is replaced by the assembled text of
+//! another script, `src/script/lua/SCRIPT.lua`, indented as the directive is (so that one
+//! script can run another's body as a local function: `sess-guard`). The result is the
+//! text sent to Redis; its SHA1 is what `EVALSHA` takes. Both go to `$OUT_DIR/lua.rs`, one constant per script (`LEAST_USED` for
 //! `least_used.lua`), which `src/script/mod.rs` includes; `src/script/table.rs` makes
 //! them `Script`s.
 
@@ -30,7 +32,7 @@ fn main() {
     let mut all = Vec::new();
     for (stem, source) in &scripts {
         let name = stem.replace('_', "-");
-        let text = assemble(&name, source, &pieces, &mut used)
+        let text = assemble(&name, source, &scripts, &pieces, &mut used, 0)
             .unwrap_or_else(|e| panic!("{LUA}/{stem}.lua: {e}"));
         let sha1: String = Sha1::digest(text.as_bytes())
             .iter()
@@ -77,13 +79,16 @@ fn read_lua(dir: &Path) -> BTreeMap<String, String> {
     files
 }
 
-/// `source` with every `--#include` line replaced by its piece, checked: every placeholder
-/// filled, every argument used, one final `\n`, no `\r`.
+/// `source` with every `--#include` line replaced by its piece and every `--#inline` line
+/// by the assembled text of that script, checked: every placeholder filled, every
+/// argument used, one final `\n`, no `\r`.
 fn assemble(
     name: &str,
     source: &str,
+    scripts: &BTreeMap<String, String>,
     pieces: &BTreeMap<String, String>,
     used: &mut BTreeSet<String>,
+    depth: usize,
 ) -> Result<String, String> {
     let mut text = String::with_capacity(source.len() * 2);
     for line in source.split_inclusive('\n') {
@@ -92,6 +97,28 @@ fn assemble(
             text.push_str(line);
             continue;
         };
+        if let Some(stem) = directive.trim_end().strip_prefix("inline ") {
+            let inner = scripts
+                .get(stem)
+                .ok_or_else(|| format!("--#inline {stem}: no {LUA}/{stem}.lua"))?;
+            if depth > 2 {
+                return Err(format!("--#inline {stem}: inlined too deep (a loop?)"));
+            }
+            let inner = assemble(
+                &stem.replace('_', "-"),
+                inner,
+                scripts,
+                pieces,
+                used,
+                depth + 1,
+            )
+            .map_err(|e| format!("--#inline {stem}: {e}"))?;
+            for inner_line in inner.split_inclusive('\n') {
+                text.push_str(indent);
+                text.push_str(inner_line);
+            }
+            continue;
+        }
         let call = directive
             .trim_end()
             .strip_prefix("include ")

@@ -372,6 +372,11 @@ typedef enum keyroute_status {
      */
     KEYROUTE_BAD_VERSION = 90,
     /**
+     * A request under a session names another client than the session's (nothing was
+     * run).
+     */
+    KEYROUTE_SESSION_CLIENT_MISMATCH = 91,
+    /**
      * A configuration cannot be read (file, line and reason in the message).
      */
     KEYROUTE_BAD_CONFIG = 100,
@@ -2206,6 +2211,26 @@ enum keyroute_status keyroute_cache_invalidate(const struct keyroute_cache *cach
                                                const char *client,
                                                const char *kind,
                                                int32_t *existed_out);
+
+/**
+ * Stores `value_len` bytes at `value` (NULL when `value_len` is 0; at most the cache's
+ * `max_value_bytes`) as the value of `kind` for `client`, directly: no loader. The
+ * entry's fence is bumped in the same atomic call (the `sc-put` script), so a load in
+ * flight for that key, in this process or another, has its value refused and its callers
+ * get this one; waiters are woken. Fresh for `ttl_ms` and kept as long; `ttl_ms` 0: the
+ * cache's soft and hard TTLs.
+ *
+ * Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BAD_CLIENT_ID`,
+ * `KEYROUTE_BAD_KIND`, `KEYROUTE_VALUE_TOO_LARGE`, `KEYROUTE_BAD_TTL` (`ttl_ms` negative
+ * or above 2^48) (all checked before anything is sent); the `KEYROUTE_REDIS_*` and
+ * `KEYROUTE_CLUSTER_*` statuses.
+ */
+enum keyroute_status keyroute_cache_put(const struct keyroute_cache *cache,
+                                        const char *client,
+                                        const char *kind,
+                                        const uint8_t *value,
+                                        size_t value_len,
+                                        int64_t ttl_ms);
 
 /**
  * Warms the kinds of the client bound to `device` (see `keyroute_devices_bind()`): one

@@ -743,6 +743,45 @@ pub unsafe extern "C" fn keyroute_cache_invalidate(
     })
 }
 
+/// Stores `value_len` bytes at `value` (NULL when `value_len` is 0; at most the cache's
+/// `max_value_bytes`) as the value of `kind` for `client`, directly: no loader. The
+/// entry's fence is bumped in the same atomic call (the `sc-put` script), so a load in
+/// flight for that key, in this process or another, has its value refused and its callers
+/// get this one; waiters are woken. Fresh for `ttl_ms` and kept as long; `ttl_ms` 0: the
+/// cache's soft and hard TTLs.
+///
+/// Errors: `KEYROUTE_NULL_ARGUMENT`, `KEYROUTE_INVALID_HANDLE`, `KEYROUTE_BAD_CLIENT_ID`,
+/// `KEYROUTE_BAD_KIND`, `KEYROUTE_VALUE_TOO_LARGE`, `KEYROUTE_BAD_TTL` (`ttl_ms` negative
+/// or above 2^48) (all checked before anything is sent); the `KEYROUTE_REDIS_*` and
+/// `KEYROUTE_CLUSTER_*` statuses.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_cache_put(
+    cache: *const keyroute_cache,
+    client: *const c_char,
+    kind: *const c_char,
+    value: *const u8,
+    value_len: usize,
+    ttl_ms: i64,
+) -> keyroute_status {
+    guard(|| {
+        // SAFETY: NULL or a live handle; NUL-terminated strings; `value_len` bytes.
+        let (c, client, kind, value) = unsafe {
+            (
+                get(cache, "cache")?,
+                cstr(client, "client")?,
+                cstr(kind, "kind")?,
+                bytes(value, value_len, "value")?,
+            )
+        };
+        let ttl = match ttl_ms {
+            0 => None,
+            t => Some(millis("ttl_ms", t, 1)?),
+        };
+        c.put(client.to_bytes(), kind.to_bytes(), value, ttl)?;
+        Ok(())
+    })
+}
+
 /// What `keyroute_cache_warm()` did with one kind.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

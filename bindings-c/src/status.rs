@@ -161,6 +161,9 @@ pub enum keyroute_status {
     KEYROUTE_BAD_SESSION_ID = 89,
     /// A service version is too long.
     KEYROUTE_BAD_VERSION = 90,
+    /// A request under a session names another client than the session's (nothing was
+    /// run).
+    KEYROUTE_SESSION_CLIENT_MISMATCH = 91,
     /// A configuration cannot be read (file, line and reason in the message).
     KEYROUTE_BAD_CONFIG = 100,
     /// A configuration cannot be reproduced exactly (file, line and reason in the message).
@@ -238,6 +241,7 @@ pub(crate) const ALL: &[keyroute_status] = &[
     KEYROUTE_BAD_DEVICE_ID,
     KEYROUTE_BAD_SESSION_ID,
     KEYROUTE_BAD_VERSION,
+    KEYROUTE_SESSION_CLIENT_MISMATCH,
     KEYROUTE_BAD_CONFIG,
     KEYROUTE_UNSUPPORTED_CONFIG,
 ];

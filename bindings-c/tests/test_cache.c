@@ -562,6 +562,93 @@ static void test_get_or_load(const target *t)
     pthread_mutex_destroy(&ctx.mu);
 }
 
+/* ---- a direct write ------------------------------------------------------------------ */
+
+typedef struct {
+    keyroute_cache *cache;
+    const char *client;
+    loader_ctx *ctx;
+    keyroute_status st;
+    uint8_t *value;
+    size_t len;
+} put_read_arg;
+
+static void *put_read_thread(void *p)
+{
+    put_read_arg *a = (put_read_arg *)p;
+    a->st = keyroute_cache_get_or_load(a->cache, a->client, "prefs", 30000, test_loader, a->ctx,
+                                       &a->value, &a->len);
+    return NULL;
+}
+
+/* keyroute_cache_put while another handle (another process, say) loads the key: the load's
+ * value is refused (fenced), and the reader gets the written one, as does everyone after. */
+static void test_put(const target *t)
+{
+    keyroute_cache *c = NULL, *w = NULL;
+    keyroute_cache_counters stats;
+    loader_ctx ctx;
+    pthread_t th;
+    put_read_arg a;
+    char client[128];
+    uint8_t *v = NULL;
+    size_t n = 0;
+    static uint8_t big[(1 << 20) + 1];
+
+    ctx_init(&ctx);
+    ctx.sleep_ms = 400;
+    client_id(client, sizeof client, t->url ? "put" : "put-cluster");
+    ST(open_cache(t, NULL, &c), KEYROUTE_OK);
+    ST(open_cache(t, NULL, &w), KEYROUTE_OK);
+    if (!c || !w)
+        return;
+    memset(&a, 0, sizeof a);
+    a.cache = c;
+    a.client = client;
+    a.ctx = &ctx;
+    CHECK(pthread_create(&th, NULL, put_read_thread, &a) == 0);
+    while (ctx_calls(&ctx) == 0)
+        sleep_ms(5);
+    ST(keyroute_cache_put(w, client, "prefs", B("put"), 3, 60000), KEYROUTE_OK);
+    pthread_join(th, NULL);
+    ST(a.st, KEYROUTE_OK);
+    CHECK(a.value != NULL && a.len == 3 && memcmp(a.value, "put", 3) == 0);
+    if (a.value)
+        ST(keyroute_value_free(a.value), KEYROUTE_OK);
+    CHECK(ctx_calls(&ctx) == 1);
+    ST(keyroute_cache_stats(c, &stats), KEYROUTE_OK);
+    CHECK(stats.fenced_fills == 1);
+    ctx.sleep_ms = 0;
+    ST(keyroute_cache_get_or_load(w, client, "prefs", 5000, test_loader, &ctx, &v, &n), KEYROUTE_OK);
+    CHECK(v != NULL && n == 3 && memcmp(v, "put", 3) == 0 && ctx_calls(&ctx) == 1);
+    if (v)
+        ST(keyroute_value_free(v), KEYROUTE_OK);
+    /* The default TTLs (0), and an empty value. */
+    ST(keyroute_cache_put(w, client, "empty", NULL, 0, 0), KEYROUTE_OK);
+    v = NULL;
+    ST(keyroute_cache_get_or_load(c, client, "empty", 5000, test_loader, &ctx, &v, &n), KEYROUTE_OK);
+    CHECK(v != NULL && n == 0 && ctx_calls(&ctx) == 1);
+    if (v)
+        ST(keyroute_value_free(v), KEYROUTE_OK);
+
+    /* Bad input: nothing sent. */
+    STM(keyroute_cache_put(w, client, "prefs", B("v"), 1, -1), KEYROUTE_BAD_TTL, "ttl_ms");
+    STM(keyroute_cache_put(w, client, "a{b", B("v"), 1, 0), KEYROUTE_BAD_KIND, "kind");
+    ST(keyroute_cache_put(w, "", "prefs", B("v"), 1, 0), KEYROUTE_BAD_CLIENT_ID);
+    STM(keyroute_cache_put(w, client, "prefs", NULL, 1, 0), KEYROUTE_NULL_ARGUMENT, "value");
+    ST(keyroute_cache_put(NULL, client, "prefs", B("v"), 1, 0), KEYROUTE_NULL_ARGUMENT);
+    ST(keyroute_cache_put(w, client, "prefs", big, sizeof big, 0), KEYROUTE_VALUE_TOO_LARGE);
+    v = NULL;
+    ST(keyroute_cache_get_or_load(c, client, "prefs", 5000, test_loader, &ctx, &v, &n), KEYROUTE_OK);
+    CHECK(v != NULL && n == 3 && memcmp(v, "put", 3) == 0);
+    if (v)
+        ST(keyroute_value_free(v), KEYROUTE_OK);
+
+    ST(keyroute_cache_free(w), KEYROUTE_OK);
+    ST(keyroute_cache_free(c), KEYROUTE_OK);
+    pthread_mutex_destroy(&ctx.mu);
+}
+
 /* ---- a loader's failure ------------------------------------------------------------------ */
 
 typedef struct {
@@ -1142,6 +1229,7 @@ static size_t split_seeds(char *list, const char **seeds, size_t max)
 static void run_all(const target *t)
 {
     test_get_or_load(t);
+    test_put(t);
     test_backend_error(t);
     test_limits(t);
     test_warm_and_devices(t);

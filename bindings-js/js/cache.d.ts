@@ -99,6 +99,12 @@ export class SmartCache {
   getOrLoad(client: Bytes, kind: Bytes, loader: Loader, options?: { timeoutMs?: number | bigint }): Promise<Buffer>;
   /** Drops a value and fences a load in flight; whether it was there. */
   invalidate(client: Bytes, kind: Bytes): Promise<boolean>;
+  /**
+   * Stores `value` directly (no loader): bumps the entry's fence in the same call, so a
+   * load in flight for the key is discarded and its callers get `value`. Fresh for
+   * `ttlMs` and kept as long (default: the soft and hard TTLs).
+   */
+  put(client: Bytes, kind: Bytes, value: Bytes, options?: { ttlMs?: number | bigint }): Promise<void>;
   warm(device: Bytes, kinds: string[], loader: (client: string, kind: string) => Bytes | Promise<Bytes>): Promise<WarmReport>;
   warmClient(client: string, kinds: string[], loader: (client: string, kind: string) => Bytes | Promise<Bytes>): Promise<WarmReport>;
 }
@@ -165,7 +171,8 @@ export interface CacheCall {
 }
 export type CacheScriptName =
   | 'sc-get' | 'sc-fill' | 'sc-extend' | 'sc-abandon' | 'sc-invalidate' | 'warm-begin'
-  | 'sess-create' | 'sess-touch' | 'sess-destroy' | 'sess-list' | 'device-bind';
+  | 'sess-create' | 'sess-touch' | 'sess-destroy' | 'sess-list' | 'device-bind'
+  | 'sc-read' | 'sc-put' | 'sess-update' | 'sess-guard';
 export type Notify = 'PUBLISH' | 'SPUBLISH' | '';
 type Ms = number | bigint;
 export const cacheCalls: {
@@ -174,6 +181,7 @@ export const cacheCalls: {
   extend(entry: Bytes, o: { fence: Ms; leaseMs: Ms; nowMs?: Ms }): CacheCall;
   abandon(entry: Bytes, o: { fence: Ms; code: Bytes; message?: Bytes; negTtlMs: Ms; notify?: Notify; nowMs?: Ms }): CacheCall;
   invalidate(entry: Bytes, o: { tombstoneMs: Ms; notify?: Notify; nowMs?: Ms }): CacheCall;
+  put(entry: Bytes, o: { value: Bytes; softTtlMs: Ms; hardTtlMs: Ms; notify?: Notify; nowMs?: Ms }): CacheCall;
   warmBegin(entries: Bytes[], o: { leaseMs: Ms; owner?: Bytes; nowMs?: Ms }): CacheCall;
   sessCreate(sid: Bytes, o: { client: Bytes; version?: Bytes; ttlMs: Ms; maxAgeMs?: Ms; data?: Bytes; nowMs?: Ms }): CacheCall;
   sessTouch(sid: Bytes, o?: { version?: Bytes | null; nowMs?: Ms }): CacheCall;
@@ -201,6 +209,7 @@ export function decodeReply(script: 'sess-create', reply: unknown): CreateReply;
 export function decodeReply(script: 'sess-touch', reply: unknown): TouchReply;
 export function decodeReply(script: 'warm-begin', reply: unknown): (number | null)[];
 export function decodeReply(script: 'sess-list', reply: unknown): [string, number][];
+export function decodeReply(script: 'sc-put', reply: unknown): { version: number; fence: number };
 export function decodeReply(script: 'sc-extend' | 'sc-abandon' | 'sc-invalidate' | 'sess-destroy' | 'device-bind', reply: unknown): boolean;
 
 export function shouldRefresh(nowMs: number, softExpiryMs: number, deltaMs: number, e: number): boolean;

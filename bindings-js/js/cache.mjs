@@ -238,6 +238,10 @@ export function createCacheApi(wasm, scripts, node) {
       o = options(o, ['tombstoneMs', 'notify', 'nowMs'], 'cacheCalls.invalidate');
       return callOf(guard(() => wasm.rawCallInvalidate(buffer(entry, 'the entry key'), int(o.tombstoneMs, 'tombstoneMs'), notifyOf(o.notify), optionalNow(o.nowMs))));
     },
+    put(entry, o) {
+      o = options(o, ['value', 'softTtlMs', 'hardTtlMs', 'notify', 'nowMs'], 'cacheCalls.put');
+      return callOf(guard(() => wasm.rawCallPut(bytes(entry, 'the entry key'), bytes(o.value, 'the value'), int(o.softTtlMs, 'softTtlMs'), int(o.hardTtlMs, 'hardTtlMs'), notifyOf(o.notify), optionalNow(o.nowMs))));
+    },
     warmBegin(entries, o) {
       o = options(o, ['leaseMs', 'owner', 'nowMs'], 'cacheCalls.warmBegin');
       const [data, ends] = entryList(entries, 'entries');
@@ -358,6 +362,8 @@ export function createCacheApi(wasm, scripts, node) {
         return Array.from(c.subarray(1), (f) => (f > 0 ? f : null));
       case 'sess-list':
         return b.map((sid, i) => [sid.toString('latin1'), c[i + 1]]);
+      case 'sc-put':
+        return { version: c[1], fence: c[2] };
       default:
         return tag === 1;
     }
@@ -946,6 +952,23 @@ export function createCacheApi(wasm, scripts, node) {
       const entry = entryBytes(client, kind, this.#c.tokenKey);
       const call = callOf(guard(() => wasm.rawCallInvalidate(entry, BigInt(this.#c.tombstoneMs), this.#link.notify, NONE)));
       return decodeReply('sc-invalidate', await this.#link.eval(call));
+    }
+
+    /**
+     * Stores `value` for `kind` of `client` directly, without a loader: the entry's fence
+     * is bumped in the same atomic call (sc-put), so a load in flight for the key (here or
+     * in another process) is discarded and its callers get `value`; waiters are woken.
+     * Fresh for `ttlMs` and kept as long (default: the soft and hard TTLs).
+     */
+    async put(client, kind, value, o) {
+      o = options(o, ['ttlMs'], 'SmartCache.put');
+      const entry = entryBytes(client, kind, this.#c.tokenKey);
+      const v = bytes(value, 'the value');
+      checkValueLen(v.length, this.#c.maxValueBytes);
+      const ttl = o.ttlMs === undefined || o.ttlMs === null ? null : durationOption(o, 'ttlMs', 0, 1);
+      const [soft, hard] = ttl === null ? [this.#c.softTtlMs, this.#c.hardTtlMs] : [ttl, ttl];
+      const call = callOf(guard(() => wasm.rawCallPut(entry, v, BigInt(soft), BigInt(hard), this.#link.notify, NONE)));
+      decodeReply('sc-put', await this.#link.eval(call));
     }
 
     /**

@@ -21,8 +21,8 @@ use keyroute::cache::{
     check_client_id, check_device_id, check_kind, check_value_len, check_version, check_warm_count,
     checked_max_value_len, checked_ms, decode_flag, decode_sessions, decode_warm, device_key,
     session_keys, truncate_message, xfetch, xfetch_arg, Call, ClientKeys, ClientToken, CreateReply,
-    FillReply, GetReply, Notify, Peek, PollSchedule, ReplyError, SessionId, TokenKey, Touch, Value,
-    DEFAULT_MAX_VALUE_LEN, MAX_CLIENT_ID_LEN, MAX_DEVICE_ID_LEN, MAX_ERROR_CODE_LEN,
+    FillReply, GetReply, Notify, Peek, PollSchedule, PutReply, ReplyError, SessionId, TokenKey,
+    Touch, Value, DEFAULT_MAX_VALUE_LEN, MAX_CLIENT_ID_LEN, MAX_DEVICE_ID_LEN, MAX_ERROR_CODE_LEN,
     MAX_ERROR_MESSAGE_LEN, MAX_FENCED_LOADS, MAX_KIND_LEN, MAX_MS, MAX_OWNER_LEN,
     MAX_VALUE_LEN_LIMIT, MAX_VERSION_LEN, MAX_WARM_KINDS, PEEK_FIELDS,
 };
@@ -419,6 +419,27 @@ pub fn raw_call_invalidate(
     Ok(batch(call))
 }
 
+/// [`Call::put`]: a direct write that bumps the entry's fence.
+#[wasm_bindgen(js_name = rawCallPut)]
+pub fn raw_call_put(
+    entry: &[u8],
+    value: &[u8],
+    soft_ttl_ms: i128,
+    hard_ttl_ms: i128,
+    notify_how: u8,
+    now_ms: i128,
+) -> Result<RawBatch, JsError> {
+    let call = Call::put(
+        entry,
+        value,
+        dur("softTtlMs", soft_ttl_ms, 1)?,
+        dur("hardTtlMs", hard_ttl_ms, 1)?,
+        notify(notify_how),
+        now(now_ms)?,
+    );
+    Ok(batch(call))
+}
+
 /// [`Call::warm_begin`] over the entries of a packed batch (at most
 /// [`MAX_WARM_KINDS`](keyroute::cache::MAX_WARM_KINDS)).
 #[wasm_bindgen(js_name = rawCallWarmBegin)]
@@ -590,7 +611,29 @@ fn protocol(script: &'static str) -> JsError {
 /// variant numbers: sc-get 1 hit, 2 refresh, 3 stale, 4 lease, 5 wait, 6 error (as the
 /// script's own tags); sc-fill 0 fenced, 1 stored, 2 duplicate; sess-create 0 taken, 1
 /// created; sess-touch 0 expired, 1 live, 2 version mismatch; 0/1 scripts 0 or 1;
-/// warm-begin the fences (0: skipped); sess-list the expiries, with the ids as items.
+/// warm-begin the fences (0: skipped); sess-list the expiries, with the ids as items;
+/// sc-put the version and fence.
+/// The smart-cache scripts whose replies [`raw_decode`] reads, by name: those the
+/// JavaScript `SmartCache`, `Sessions` and `Devices` run (not `sc-read`, `sess-update` or
+/// `sess-guard`, which only `keyroute serve` runs). Names only: a scan of
+/// `CACHE_SCRIPTS` would link every script's text into this .wasm, `sess-guard`'s 20 KB
+/// (it inlines the scripts it runs) among them; the JavaScript takes the texts from the
+/// package's scripts.
+const DECODED: [&str; 12] = [
+    "sc-get",
+    "sc-fill",
+    "sc-extend",
+    "sc-abandon",
+    "sc-invalidate",
+    "warm-begin",
+    "sess-create",
+    "sess-touch",
+    "sess-destroy",
+    "sess-list",
+    "device-bind",
+    "sc-put",
+];
+
 #[wasm_bindgen(js_name = rawDecode)]
 pub fn raw_decode(
     name: &str,
@@ -599,11 +642,16 @@ pub fn raw_decode(
     data: &[u8],
     ends: &[u32],
 ) -> Result<RawBatch, JsError> {
-    let script: &'static str = keyroute::cache::CACHE_SCRIPTS
+    let script: &'static str = DECODED
         .iter()
-        .map(|s| s.name())
+        .copied()
         .find(|n| *n == name)
-        .ok_or_else(|| JsError::new(ErrorCode::BadType, "not the name of a smart-cache script"))?;
+        .ok_or_else(|| {
+            JsError::new(
+                ErrorCode::BadType,
+                "not the name of a smart-cache script whose reply is decoded here",
+            )
+        })?;
     let mut walk = Walk {
         tags,
         nums,
@@ -673,6 +721,10 @@ pub fn raw_decode(
             let at: Vec<u64> = pairs.iter().map(|p| p.1).collect();
             let ids: Vec<&[u8]> = pairs.iter().map(|p| &p.0[..]).collect();
             put(0, &at, &ids);
+        }
+        "sc-put" => {
+            let p = PutReply::decode(value)?;
+            put(0, &[p.version, p.fence], &[]);
         }
         _ => put(decode_flag(&value, script)?.into(), &[], &[]),
     }

@@ -219,6 +219,12 @@ fn outcome_batch(outcome: Option<Result<Vec<u8>, Failure>>) -> Result<RawBatch, 
         Some(Err(Failure::Refused | Failure::Panicked)) => b.counts.push(4.0),
         Some(Err(Failure::Reply(e))) => return Err(e.into()),
         Some(Err(Failure::Input(e))) => return Err(e.into()),
+        Some(Err(Failure::SessionExpired)) => {
+            return Err(JsError::new(
+                ErrorCode::SessionExpired,
+                ErrorCode::SessionExpired.summary(),
+            ))
+        }
         None => {
             return Err(JsError::new(
                 ErrorCode::Internal,

@@ -118,6 +118,19 @@ test('script calls, reply decoders, XFetch and the poll schedule are core\'s', (
     assert.throws(() => kc.decodeReply('sc-get', bad), { code: 'REDIS_PROTOCOL' }, JSON.stringify(bad));
   }
   assert.throws(() => kc.decodeReply('sc-extend', 2), { code: 'REDIS_PROTOCOL' });
+  // A direct write (issue 36).
+  const put = kc.cacheCalls.put(entry, { value: 'v', softTtlMs: 10, hardTtlMs: 20, notify: '' });
+  assert.equal(put.script, 'sc-put');
+  assert.deepEqual(put.args.map(String), ['v', '10', '20', '']);
+  assert.deepEqual(kc.decodeReply('sc-put', [3, 1700000000000]), { version: 3, fence: 1700000000000 });
+  // The reply of every cache script the package runs decodes here: a bad one is
+  // REDIS_PROTOCOL, not an unknown script. sc-read, sess-update and sess-guard are only
+  // keyroute serve's.
+  const serveOnly = ['sc-read', 'sess-update', 'sess-guard'];
+  for (const name of Object.keys(kc.CACHE_SCRIPTS)) {
+    const want = serveOnly.includes(name) ? 'BAD_TYPE' : 'REDIS_PROTOCOL';
+    assert.throws(() => kc.decodeReply(name, { not: 'a reply' }), { code: want }, name);
+  }
   assert.equal(kc.shouldRefresh(900, 1000, 200, 0.5), true);
   assert.equal(kc.shouldRefresh(900, 1000, 200, 0.1), false);
   assert.equal(kc.xfetchArg(Number.NaN), '0');
@@ -351,6 +364,38 @@ test('an invalidation during a load discards its result', async () => {
   assert.equal(calls, 2);
   assert.equal(cache.stats().fencedFills, 1);
   await cache.close();
+});
+
+test('a put during a load fences the load: its fill is refused and readers get the put value', async () => {
+  const c = await client();
+  const cache = await new SmartCache(c).ready();
+  const writer = await new SmartCache(await client('v4')).ready();
+  const who = fresh();
+  let calls = 0;
+  let started;
+  const loading = new Promise((r) => (started = r));
+  const read = cache.getOrLoad(who, 'prefs', async () => {
+    calls++;
+    started();
+    await sleep(200);
+    return 'loaded-before-the-put';
+  });
+  await loading;
+  assert.equal(await writer.put(who, 'prefs', 'put', { ttlMs: 60000 }), undefined);
+  assert.equal((await read).toString(), 'put');
+  assert.equal(calls, 1);
+  assert.equal(cache.stats().fencedFills, 1);
+  assert.equal((await writer.getOrLoad(who, 'prefs', () => 'must not load')).toString(), 'put');
+  await cache.put(who, 'prefs', Buffer.from('again'));
+  assert.equal((await cache.getOrLoad(who, 'prefs', () => 'must not load')).toString(), 'again');
+  // Bad input: core's codes, nothing sent.
+  await assert.rejects(cache.put(who, 'prefs', 'v', { ttlMs: 0 }), { code: 'BAD_TTL' });
+  await assert.rejects(cache.put(who, 'prefs', 'v', { ttl: 5 }), { code: 'BAD_OPTION' });
+  await assert.rejects(cache.put(who, 'a{b}', 'v'), { code: 'BAD_KIND' });
+  await assert.rejects(cache.put(who, 'prefs', Buffer.alloc(cache.config.maxValueBytes + 1)), { code: 'VALUE_TOO_LARGE' });
+  await assert.rejects(cache.put(who, 'prefs', 42), { code: 'BAD_TYPE' });
+  await cache.close();
+  await writer.close();
 });
 
 // Issue 34 item 10: a loader that invalidates its own key had every fill fenced, and was

@@ -44,6 +44,13 @@ fn ms_arg(obj: &Bound<'_, PyAny>, what: &'static str, min: u64) -> PyResult<u64>
     checked_ms(what, v, min).map_err(|e| from_redis(e.into()))
 }
 
+/// The bytes of a `bytes` argument: `BAD_TYPE` for anything else.
+fn bytes_arg<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a [u8]> {
+    obj.cast::<PyBytes>()
+        .map(|b| b.as_bytes())
+        .map_err(|_| bad_type(format!("{what} must be bytes, not {}", type_name(obj))))
+}
+
 fn opt_ms(
     obj: Option<&Bound<'_, PyAny>>,
     what: &'static str,
@@ -368,6 +375,36 @@ impl PySmartCache {
             let client = text(client, "client")?;
             let kind = text(kind, "kind")?;
             py.detach(|| self.cache.invalidate(client, kind))
+                .map_err(from_redis)
+        })
+    }
+
+    /// Stores `value` (bytes) for `kind` of `client` directly, without a loader: the
+    /// entry's fence is bumped in the same atomic call, so a load in flight for it (here or
+    /// in another process) is discarded and its callers get `value`. Fresh for `ttl_ms`
+    /// and kept as long (default: the soft and hard TTLs).
+    #[pyo3(
+        signature = (client, kind, value, *, ttl_ms=None),
+        text_signature = "($self, client, kind, value, *, ttl_ms=None)"
+    )]
+    fn put(
+        &self,
+        py: Python<'_>,
+        client: &Bound<'_, PyAny>,
+        kind: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        ttl_ms: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        guard(|| {
+            same_process(self.pid, "SmartCache")?;
+            let client = text(client, "client")?;
+            let kind = text(kind, "kind")?;
+            let value = bytes_arg(value, "value")?;
+            let ttl = match ttl_ms {
+                Some(t) if !t.is_none() => Some(Duration::from_millis(ms_arg(t, "ttl_ms", 1)?)),
+                _ => None,
+            };
+            py.detach(|| self.cache.put(client, kind, value, ttl))
                 .map_err(from_redis)
         })
     }
@@ -738,10 +775,7 @@ impl PySessions {
             same_process(self.pid, "Sessions")?;
             let client = text(client, "client")?;
             let version = text(version, "version")?;
-            let data = data
-                .cast::<PyBytes>()
-                .map_err(|_| bad_type(format!("data must be bytes, not {}", type_name(data))))?;
-            let data = data.as_bytes();
+            let data = bytes_arg(data, "data")?;
             let new = py
                 .detach(|| self.sessions.create(client, version, data))
                 .map_err(from_redis)?;

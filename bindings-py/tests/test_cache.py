@@ -348,6 +348,51 @@ def test_an_invalidation_during_a_load_discards_its_result(server: Server, clien
     assert cache.get_or_load(client, "deposits", lambda: b"must not load") == b"after-invalidation"
 
 
+def test_a_put_during_a_load_fences_the_load(server: Server, client: str) -> None:
+    """A direct write while another cache (another process, say) loads the key: the loader's
+    fill is refused (fenced), and the reader gets the written value, as does everyone
+    after."""
+    cache = keyroute.SmartCache(server.url)
+    writer = keyroute.SmartCache(server.url)
+    started, go = threading.Event(), threading.Event()
+    calls: list[int] = []
+
+    def load() -> bytes:
+        calls.append(1)
+        started.set()
+        go.wait(10)
+        return b"loaded-before-the-put"
+
+    t, out = in_thread(lambda: cache.get_or_load(client, "prefs", load))
+    assert started.wait(10)
+    assert writer.put(client, "prefs", b"put", ttl_ms=60_000) is None
+    go.set()
+    t.join(10)
+    assert out["value"] == b"put"
+    assert calls == [1]
+    assert cache.stats()["fenced_fills"] == 1
+    assert writer.get_or_load(client, "prefs", lambda: b"must not load") == b"put"
+    cache.put(client, "prefs", b"again")
+    assert cache.get_or_load(client, "prefs", lambda: b"must not load") == b"again"
+
+
+def test_put_refuses_bad_input(server: Server, client: str) -> None:
+    cache = keyroute.SmartCache(server.url)
+    with pytest.raises(keyroute.BadTypeError):
+        cache.put(client, "prefs", "not bytes")  # type: ignore[arg-type]
+    for kwargs, code in (({"ttl_ms": 0}, "BAD_TTL"), ({"ttl_ms": 1.5}, "BAD_TYPE")):
+        with pytest.raises(keyroute.KeyrouteError) as e:
+            cache.put(client, "prefs", b"v", **kwargs)
+        assert e.value.code == code
+    with pytest.raises(keyroute.KeyrouteError) as e:
+        cache.put(client, "prefs", b"x" * (cache.max_value_bytes + 1))
+    assert e.value.code == "VALUE_TOO_LARGE"
+    with pytest.raises(keyroute.KeyrouteError) as e:
+        cache.put(client, "a{b}", b"v")
+    assert e.value.code == "BAD_KIND"
+    assert cache.get_or_load(client, "prefs", lambda: b"loaded") == b"loaded"
+
+
 def test_a_backend_error_reaches_the_waiters_and_is_not_retried_during_the_negative_ttl(
     server: Server, client: str
 ) -> None:

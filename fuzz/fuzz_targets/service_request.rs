@@ -1,17 +1,15 @@
 //! A client's message to `keyroute serve` as the service reads it: the header
 //! (`keyroute::frame::Header::decode`), the JSON body of every message type
-//! (service/src/proto.rs `parse`, crate-private, so its source is included here as it is)
+//! (every type's reader in service/src/cmd/, through keyroute_serve::fuzzing, a hidden
+//! module for this target)
 //! and the reply frames built for whatever the reading answered. Never panics; a refused
 //! body is a data error with the BAD_TYPE code (or a transport error for an unknown type);
 //! every reply header decodes, echoes the request id and session id, and has the reply
 //! bit.
 #![no_main]
 
-#[allow(dead_code)]
-#[path = "../../service/src/proto.rs"]
-mod proto;
-
 use keyroute::frame::Header;
+use keyroute_serve::fuzzing::read_request;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -19,20 +17,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     for t in types {
-        let answer = match proto::parse(t, body, payload.clone()) {
-            Ok(req) => {
-                let _ = req.product_key();
-                proto::Answer::json(serde_json::json!({ "ok": true }))
-            }
-            Err(answer) => {
-                if let proto::Answer::Data { code, .. } = &answer {
-                    assert_eq!(code, "BAD_TYPE", "{answer:?}");
-                }
-                answer
-            }
-        };
-        let _ = answer.outcome();
-        let frames = proto::reply_frames(&header, answer);
+        let read = read_request(&header, t, body, payload.clone());
+        if let Some(code) = &read.data_error {
+            assert_eq!(code, "BAD_TYPE", "{read:?}");
+        }
+        let frames = read.frames;
         assert!(frames.len() >= 2);
         let reply = Header::decode(&frames[0]).expect("a reply header decodes");
         assert!(reply.is_reply());

@@ -149,6 +149,9 @@ pub enum Error {
         /// call's loader.
         cached: bool,
     },
+    /// The session a call ran under is not live (idle past its TTL, past its maximum age,
+    /// destroyed, or never made): nothing was read or written. Log in again.
+    SessionExpired,
 }
 
 /// `Result` with [`Error`].
@@ -262,6 +265,7 @@ impl Error {
             Error::Reply(e) => e.code(),
             Error::CacheTimeout { .. } => ErrorCode::CacheTimeout,
             Error::Backend { .. } => ErrorCode::BackendError,
+            Error::SessionExpired => ErrorCode::SessionExpired,
         }
     }
 
@@ -367,6 +371,7 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            Error::SessionExpired => f.write_str(ErrorCode::SessionExpired.summary()),
         }
     }
 }

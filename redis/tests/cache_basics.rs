@@ -390,3 +390,112 @@ fn fenced_fills_are_retried_a_bounded_number_of_times() {
         .expect("load");
     assert_eq!(again, b"fresh");
 }
+
+/// A put while another cache (another process, say) loads the key: the loader's fill is
+/// refused (fenced) and the reader gets the put value, as does everyone after.
+#[test]
+fn a_put_during_a_load_fences_the_load() {
+    let server = Server::start();
+    let reader = SmartCache::new(store(&server), CacheConfig::default()).expect("cache");
+    let writer = SmartCache::new(store(&server), CacheConfig::default()).expect("cache");
+    let (started, go) = (
+        std::sync::mpsc::channel::<()>(),
+        std::sync::mpsc::channel::<()>(),
+    );
+    let (started_tx, started_rx) = started;
+    let (go_tx, go_rx) = go;
+    let calls = AtomicU32::new(0);
+    let got = thread::scope(|s| {
+        let (reader, calls) = (&reader, &calls);
+        let read = s.spawn(move || {
+            reader.get_or_load("c-put", "prefs", soon(), move || {
+                calls.fetch_add(1, Ordering::SeqCst);
+                started_tx.send(()).expect("started");
+                go_rx.recv().expect("go");
+                Ok::<_, LoadError>(b"loaded-before-the-put".to_vec())
+            })
+        });
+        started_rx.recv().expect("the load started");
+        writer
+            .put("c-put", "prefs", b"put", Some(Duration::from_secs(60)))
+            .expect("put");
+        go_tx.send(()).expect("go");
+        read.join().expect("reader")
+    });
+    assert_eq!(got.expect("value"), b"put");
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(reader.stats().fenced_fills, 1);
+    let never = || Ok::<_, LoadError>(b"must not load".to_vec());
+    assert_eq!(
+        writer
+            .get_or_load("c-put", "prefs", soon(), never)
+            .expect("hit"),
+        b"put"
+    );
+    // The configured TTLs without one; bad input refused before anything is sent.
+    writer.put("c-put", "prefs", b"again", None).expect("put");
+    assert_eq!(
+        reader
+            .get_or_load("c-put", "prefs", soon(), never)
+            .expect("hit"),
+        b"again"
+    );
+    let code = |r: keyroute_redis::Result<()>| r.expect_err("refused").code().as_str();
+    assert_eq!(code(writer.put("c-put", "a{b}", b"v", None)), "BAD_KIND");
+    assert_eq!(code(writer.put("", "prefs", b"v", None)), "BAD_CLIENT_ID");
+    assert_eq!(
+        code(writer.put("c-put", "prefs", b"v", Some(Duration::ZERO))),
+        "BAD_TTL"
+    );
+    let big = vec![0u8; (1 << 20) + 1];
+    assert_eq!(
+        code(writer.put("c-put", "prefs", &big, None)),
+        "VALUE_TOO_LARGE"
+    );
+}
+
+/// A read under a session checks and slides the session in its first call; an expired
+/// session reads and loads nothing, another client's session is refused before anything
+/// is sent.
+#[test]
+fn a_read_under_a_session() {
+    let server = Server::start();
+    let cache = SmartCache::new(store(&server), CacheConfig::default()).expect("cache");
+    let config = SessionConfig {
+        ttl: Duration::from_millis(400),
+        ..SessionConfig::default()
+    };
+    let sessions = Sessions::new(store(&server), config).expect("sessions");
+    let login = sessions.create("c-s", "v1", b"").expect("session");
+    let sid = login.id.as_str();
+    let calls = AtomicU32::new(0);
+    let load = || {
+        calls.fetch_add(1, Ordering::SeqCst);
+        Ok::<_, LoadError>(b"cards".to_vec())
+    };
+    // Reads every 200 ms keep a 400 ms session alive.
+    for _ in 0..4 {
+        let got = cache.get_or_load_in_session(sid, "c-s", "cards", soon(), load);
+        assert_eq!(got.expect("live"), b"cards");
+        thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert!(matches!(sessions.touch(sid, None), Ok(Touch::Live { .. })));
+    let other = sessions.create("c-other", "v1", b"").expect("session");
+    let refused = cache
+        .get_or_load_in_session(other.id.as_str(), "c-s", "cards", soon(), load)
+        .expect_err("another client's");
+    assert_eq!(refused.code().as_str(), "SESSION_CLIENT_MISMATCH");
+    let bad = cache.get_or_load_in_session("nope", "c-s", "cards", soon(), load);
+    assert_eq!(
+        bad.expect_err("malformed").code().as_str(),
+        "BAD_SESSION_ID"
+    );
+    thread::sleep(Duration::from_millis(600));
+    let expired = cache
+        .get_or_load_in_session(sid, "c-s", "loans", soon(), load)
+        .expect_err("expired");
+    assert_eq!(expired.code().as_str(), "SESSION_EXPIRED");
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "nothing was loaded");
+    assert_eq!(cache.stats().leases, 1, "nothing was leased");
+}

@@ -11,9 +11,9 @@ mod standalone;
 use std::collections::BTreeMap;
 
 use keyroute::cache::{
-    decode_flag, decode_sessions, decode_warm, Call, ClientKeys, CreateReply, EntryModel,
-    FillReply, GetReply, Notify, Peek, SessionId, SessionModel, TokenKey, Touch, Value,
-    PEEK_FIELDS,
+    decode_flag, decode_read, decode_sessions, decode_warm, Call, ClientKeys, CreateReply,
+    EntryModel, FillReply, GetReply, Guarded, Notify, Peek, PutReply, SessionId, SessionModel,
+    TokenKey, Touch, UpdateReply, Value, PEEK_FIELDS,
 };
 use keyroute_redis::cache::{eval, evalsha};
 use standalone::Server;
@@ -127,7 +127,7 @@ fn sequence(h: &mut Harness, seed: u64, base: u64) {
         let at = Some(now);
         let i = rng.below(3) as usize;
         let entry = &entries[i];
-        let op = rng.below(15);
+        let op = rng.below(19);
         log.push(format!("t+{} op {op} on {i}", now - base));
         let context = || format!("seed {seed}: {}", log.join("; "));
         match op {
@@ -241,6 +241,28 @@ fn sequence(h: &mut Harness, seed: u64, base: u64) {
                     }
                 }
             }
+            12 => {
+                let got = decode_read(h.run(&Call::read(entry, at))).expect("decode");
+                assert_eq!(got, models[i].read(now), "{}", context());
+            }
+            13 => {
+                let value = format!("put-{}", rng.below(1000)).into_bytes();
+                let (soft, hard) = (1 + rng.below(400), 1 + rng.below(2000));
+                let call = Call::put(entry, &value, soft, hard, Notify::Publish, at);
+                let got = PutReply::decode(h.run(&call)).expect("decode");
+                assert_eq!(got, models[i].put(now, &value, soft, hard), "{}", context());
+                granted[i] = got.fence;
+            }
+            14 | 15 => guarded_op(
+                h,
+                &mut rng,
+                &sids,
+                &mut sessions,
+                &mut models[i],
+                entry,
+                now,
+                &context,
+            ),
             _ => session_op(h, &mut rng, &sids, &mut sessions, &client, now, &context),
         }
         let Some((e0, e1, e2, s0, s1, s2, zrange, expiry)) = h.state.take() else {
@@ -292,6 +314,88 @@ fn pick_fence(rng: &mut Rng, model: &EntryModel, granted: u64) -> u64 {
         8 => current.saturating_sub(1).max(1),
         _ => 1 + rng.below(1 << 40),
     }
+}
+
+/// A call under a session (`sess-guard`): an entry read, put or invalidation, a session
+/// update or list; the model checks the session, runs the call, then slides the session.
+#[allow(clippy::too_many_arguments)]
+fn guarded_op(
+    h: &mut Harness,
+    rng: &mut Rng,
+    sids: &[SessionId],
+    sessions: &mut SessionModel,
+    entry_model: &mut EntryModel,
+    entry: &[u8],
+    now: u64,
+    context: &dyn Fn() -> String,
+) {
+    let sid = rng.pick(sids);
+    let other = rng.pick(sids);
+    let at = Some(now);
+    let value = format!("g-{}", rng.below(1000)).into_bytes();
+    let (soft, hard, tomb) = (1 + rng.below(400), 1 + rng.below(2000), 1 + rng.below(1000));
+    let version: &[u8] = if rng.chance(50) { b"v1" } else { b"v2" };
+    let which = rng.below(5);
+    let inner = match which {
+        0 => Call::read(entry, at),
+        1 => Call::put(entry, &value, soft, hard, Notify::Publish, at),
+        2 => Call::invalidate(entry, tomb, Notify::Publish, at),
+        3 => Call::sess_update(other, version, &value, at),
+        _ => Call::sess_list(sid.token(), at),
+    };
+    let call = Call::in_session(sid, inner, at).expect("the session's own keys");
+    let got = Guarded::decode(h.run(&call)).expect("decode");
+    let before = sessions.session(sid.as_bytes()).map_or(0, |s| s.expires_at);
+    if !sessions.guard(now, sid.as_bytes()) {
+        assert_eq!(got, Guarded::Expired, "guarded {which}, {}", context());
+        *h.seen.entry("GuardedExpired".into()).or_default() += 1;
+        return;
+    }
+    let Guarded::Live { expires_at, reply } = got else {
+        panic!("guarded {which}: {got:?}, {}", context())
+    };
+    match which {
+        0 => assert_eq!(
+            decode_read(reply),
+            Ok(entry_model.read(now)),
+            "{}",
+            context()
+        ),
+        1 => assert_eq!(
+            PutReply::decode(reply),
+            Ok(entry_model.put(now, &value, soft, hard)),
+            "{}",
+            context()
+        ),
+        2 => assert_eq!(
+            decode_flag(&reply, "sc-invalidate"),
+            Ok(entry_model.invalidate(now, tomb)),
+            "{}",
+            context()
+        ),
+        3 => {
+            let want = sessions.update(now, other.as_bytes(), version, &value);
+            let name = format!("Update{want:?}");
+            *h.seen
+                .entry(name.split([' ', '{']).next().unwrap_or("").to_string())
+                .or_default() += 1;
+            assert_eq!(UpdateReply::decode(reply), Ok(want), "{}", context());
+        }
+        _ => assert_eq!(
+            decode_sessions(reply),
+            Ok(sessions.list(now)),
+            "{}",
+            context()
+        ),
+    }
+    let want = sessions.slide(now, sid.as_bytes(), before);
+    assert_eq!(
+        expires_at,
+        want,
+        "guarded {which}: the slide, {}",
+        context()
+    );
+    *h.seen.entry("GuardedLive".into()).or_default() += 1;
 }
 
 fn session_op(
@@ -406,6 +510,11 @@ fn models_match_the_scripts_on_random_sequences() {
             "TouchLive",
             "TouchExpired",
             "TouchVersionMismatch",
+            "GuardedLive",
+            "GuardedExpired",
+            "UpdateUpdated",
+            "UpdateExpired",
+            "UpdateVersionMismatch",
         ] {
             let n = h.seen.get(name).copied().unwrap_or(0);
             assert!(n >= 10, "{name} came up {n} times: {:?}", h.seen);

@@ -11,19 +11,19 @@ use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use keyroute::cache::SessionId;
 use keyroute::error::ErrorCode;
 use keyroute::frame::{Header, MsgType, TransportError, HEADER_FIXED_LEN};
 use keyroute::queue::{DeadlineQueue, Popped};
 use serde_json::json;
 use tracing::{debug, error, info, warn};
 
+use crate::cmd::{self, Ctx, Loads, Request, Settings};
 use crate::config::Config;
 use crate::error::ServeError;
 use crate::metrics::Metrics;
 use crate::outbox::{Outbox, Sent, CLIENT_SNDHWM};
-use crate::proto::{
-    header_refusal, internal, parse, reply_frames, reply_frames_guarded, Answer, Req,
-};
+use crate::proto::{header_refusal, internal, reply_frames, reply_frames_guarded, Answer};
 use crate::store::{LoadFailure, Store};
 use crate::throttle::{LogThrottle, RequestLog, REQUEST_LINES};
 use crate::worker_msg::{parse_worker, WorkerMsg};
@@ -115,11 +115,17 @@ impl LoadClock {
     }
 }
 
-impl Mailbox {
+impl Loads for Mailbox {
+    fn load(&self, client: &str, kind: &str, deadline: Instant) -> Result<Vec<u8>, LoadFailure> {
+        Mailbox::load(self, client, kind, deadline)
+    }
+
     fn kinds(&self) -> Vec<String> {
         self.kinds.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
+}
 
+impl Mailbox {
     fn set_kinds(&self, kinds: Vec<String>) {
         *self.kinds.lock().unwrap_or_else(|e| e.into_inner()) = kinds;
     }
@@ -163,7 +169,9 @@ impl Mailbox {
 
 struct Job {
     token: u64,
-    req: Req,
+    req: Box<dyn Request>,
+    /// The session of its header.
+    session: Option<SessionId>,
     deadline: Instant,
     /// For the request's span.
     id: [u8; 16],
@@ -178,9 +186,10 @@ struct Pending {
     received: Instant,
     deadline: Instant,
     class: usize,
-    req: Option<Req>,
+    req: Option<Box<dyn Request>>,
+    session: Option<SessionId>,
     running: bool,
-    flight: Option<(String, String)>,
+    flight: Option<FlightKey>,
     /// It was parked behind another request's load (then promoted to lead its own).
     parked: bool,
     /// When a thread took it, and where its time went there (for the request log).
@@ -196,6 +205,10 @@ struct Load {
     worker: Option<Vec<u8>>,
 }
 
+/// The key of a single flight: `(client, kind)` and the session it runs under (each
+/// session is checked by a request of its own).
+type FlightKey = (String, String, Option<SessionId>);
+
 /// The broker's state (owned by its thread).
 pub(crate) struct Broker {
     config: Config,
@@ -209,9 +222,9 @@ pub(crate) struct Broker {
     idle_threads: usize,
     queue: DeadlineQueue<u64>,
     pending: HashMap<u64, Pending>,
-    /// product.get in flight per (client, kind): the leader's token and the parked
-    /// waiters (tokens grow with arrival, so the set is in arrival order).
-    flights: HashMap<(String, String), (u64, BTreeSet<u64>)>,
+    /// product.get in flight per (client, kind, session): the leader's token and the
+    /// parked waiters (tokens grow with arrival, so the set is in arrival order).
+    flights: HashMap<FlightKey, (u64, BTreeSet<u64>)>,
     /// Every parked waiter by deadline: the timer answers the due ones without looking
     /// at the others.
     parked: BTreeSet<(Instant, u64)>,
@@ -318,6 +331,7 @@ impl Broker {
         }
         let (jobs, job_rx) = mpsc::channel::<Job>();
         let job_rx = Arc::new(Mutex::new(job_rx));
+        let settings = Settings::of(&config);
         for i in 0..config.threads {
             let rx = Arc::clone(&job_rx);
             let store = Arc::clone(&store);
@@ -329,7 +343,7 @@ impl Broker {
             std::thread::Builder::new()
                 .name(format!("serve-{i}"))
                 .stack_size(256 << 10)
-                .spawn(move || run_jobs(&rx, store.as_ref(), &mailbox, &metrics))
+                .spawn(move || run_jobs(&rx, store.as_ref(), &mailbox, &metrics, &settings))
                 .map_err(|e| ServeError::Io("thread".into(), e))?;
         }
         metrics
@@ -741,7 +755,11 @@ impl Broker {
             return;
         }
         let payload = frames.get(2).cloned();
-        let req = match parse(ty, &frames[1], payload) {
+        let read = cmd::parse(ty, &frames[1], payload).and_then(|r| {
+            let session = cmd::session_of(ty, header.session_id, &self.config.require_sessions)?;
+            Ok((r, session))
+        });
+        let (req, session) = match read {
             Ok(r) => r,
             Err(answer) => {
                 if ty.has_reply() {
@@ -757,12 +775,12 @@ impl Broker {
         let deadline = received + deadline_ms;
         let priority = header.priority;
         let class = req
-            .product_key()
+            .loads()
             .and_then(|(_, kind)| self.class_of.get(kind).copied())
             .unwrap_or(0);
         let flight = req
-            .product_key()
-            .map(|(c, k)| (c.to_string(), k.to_string()));
+            .loads()
+            .map(|(c, k)| (c.to_string(), k.to_string(), session));
         if let Some((_, waiters)) = flight.as_ref().and_then(|k| self.flights.get(k)) {
             if waiters.len() >= self.config.max_waiters_per_key
                 || self.parked.len() >= self.config.max_waiters
@@ -782,6 +800,7 @@ impl Broker {
             deadline,
             class,
             req: Some(req),
+            session,
             running: false,
             flight: flight.clone(),
             parked: false,
@@ -881,7 +900,7 @@ impl Broker {
 
     /// The leader of a flight was answered: share its answer with the waiters, or (when
     /// the answer was about the leader's own deadline) promote a waiter.
-    fn settle_flight(&mut self, token: u64, key: (String, String), answer: &Answer) {
+    fn settle_flight(&mut self, token: u64, key: FlightKey, answer: &Answer) {
         let Some((leader, _)) = self.flights.get(&key) else {
             return;
         };
@@ -960,6 +979,7 @@ impl Broker {
                     let job = Job {
                         token: item,
                         req,
+                        session: p.session,
                         deadline: p.deadline,
                         id: Header::salvage_request_id(&p.header),
                         ty: p.ty,
@@ -1334,7 +1354,13 @@ struct RequestTimes {
 
 /// A thread: runs requests until the broker goes away. Each runs in a `request` span
 /// carrying its id and type, so whatever is logged while it runs names the request.
-fn run_jobs(rx: &Mutex<Receiver<Job>>, store: &dyn Store, mailbox: &Mailbox, metrics: &Metrics) {
+fn run_jobs(
+    rx: &Mutex<Receiver<Job>>,
+    store: &dyn Store,
+    mailbox: &Mailbox,
+    metrics: &Metrics,
+    settings: &Settings,
+) {
     loop {
         let job = {
             let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
@@ -1347,7 +1373,16 @@ fn run_jobs(rx: &Mutex<Receiver<Job>>, store: &dyn Store, mailbox: &Mailbox, met
         let started = Instant::now();
         mailbox.clock.take();
         let answer =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(job, store, mailbox)))
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let ctx = Ctx {
+                    store,
+                    loads: mailbox,
+                    settings,
+                    deadline: job.deadline,
+                    session: job.session,
+                };
+                job.req.run(&ctx).unwrap_or_else(|a| a)
+            }))
                 .unwrap_or_else(|_| {
                     metrics.panicked("request");
                     error!("a bug in keyroute serve while running a request (a caught panic): answered INTERNAL");
@@ -1364,51 +1399,4 @@ fn run_jobs(rx: &Mutex<Receiver<Job>>, store: &dyn Store, mailbox: &Mailbox, met
             timing,
         });
     }
-}
-
-/// Runs one request against the store.
-fn run(job: Job, store: &dyn Store, mailbox: &Mailbox) -> Answer {
-    let deadline = job.deadline;
-    let out = match job.req {
-        Req::SessionCreate { client, version, data } => store
-            .session_create(&client, &version, &data)
-            .map(|(sid, expires_at)| Answer::json(json!({ "sid": sid, "expires_at": expires_at }))),
-        Req::SessionTouch { sid, version } => store.session_touch(&sid, version.as_deref()).map(|t| match t {
-            keyroute::cache::Touch::Live { client, data, expires_at, .. } => Answer::Ok {
-                body: Some(json!({ "client": String::from_utf8_lossy(&client), "expires_at": expires_at })),
-                payload: Some(data),
-            },
-            keyroute::cache::Touch::Expired => Answer::data(ErrorCode::SessionExpired, ErrorCode::SessionExpired.summary()),
-            keyroute::cache::Touch::VersionMismatch { stored } => Answer::data(
-                ErrorCode::VersionMismatch,
-                format!("the session was made by service version {:?}", String::from_utf8_lossy(&stored)),
-            ),
-        }),
-        Req::SessionDestroy { sid } => store.session_destroy(&sid).map(|d| Answer::json(json!({ "destroyed": d }))),
-        Req::SessionList { client } => store.session_list(&client).map(|list| {
-            let items: Vec<_> = list.into_iter().map(|(sid, x)| json!({ "sid": sid, "expires_at": x })).collect();
-            Answer::json(json!({ "sessions": items }))
-        }),
-        Req::CacheGet { client, kind } => store.cache_get(&client, &kind).map(|v| match v {
-            Some(v) => Answer::payload(v),
-            None => Answer::data(ErrorCode::NotFound, format!("no value for kind {kind:?}")),
-        }),
-        Req::CachePut { client, kind, ttl_ms, value } => store
-            .cache_put(&client, &kind, &value, ttl_ms)
-            .map(|()| Answer::json(json!({}))),
-        Req::CacheInvalidate { client, kind } => store
-            .cache_invalidate(&client, &kind)
-            .map(|d| Answer::json(json!({ "dropped": d }))),
-        Req::ProductGet { client, kind } => {
-            let mut loader = || mailbox.load(&client, &kind, deadline);
-            store.get_or_load(&client, &kind, deadline, &mut loader).map(Answer::payload)
-        }
-        Req::DeviceBind { device, client } => store.device_bind(&device, &client).map(|()| Answer::json(json!({}))),
-        Req::AppStart { device } => {
-            let kinds = mailbox.kinds();
-            let loader = |client: &str, kind: &str| mailbox.load(client, kind, deadline);
-            store.warm(&device, &kinds, &loader).map(|n| Answer::json(json!({ "warmed": n })))
-        }
-    };
-    out.unwrap_or_else(|a| a)
 }

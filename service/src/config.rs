@@ -40,6 +40,9 @@ pub struct Config {
     pub metrics: Option<SocketAddr>,
     /// The kinds `/readyz` requires a registered loader worker for (`--require-kind`).
     pub require_kinds: Vec<String>,
+    /// The message types a request must carry a session id for (`--require-session`):
+    /// without one it is answered `SESSION_EXPIRED`. Default none.
+    pub require_sessions: Vec<keyroute::frame::MsgType>,
     /// A request answered after this long is logged (one `info` line), as is every
     /// request that fails (`--slow-ms`).
     pub slow: Duration,
@@ -95,6 +98,7 @@ impl Default for Config {
             caps: Vec::new(),
             metrics: None,
             require_kinds: Vec::new(),
+            require_sessions: Vec::new(),
             slow: Duration::from_millis(1000),
             worker_timeout: Duration::from_millis(3000),
             grace: Duration::from_millis(5000),
@@ -173,6 +177,45 @@ impl Config {
             .map_err(|e| ServeError::Config(format!("--require-kind {kind:?}: {e}")))?;
         if !self.require_kinds.iter().any(|k| k == kind) {
             self.require_kinds.push(kind.to_string());
+        }
+        Ok(())
+    }
+
+    /// Requires a session id in the header of every request of the message type `name`
+    /// (`--require-session`): one without is answered `SESSION_EXPIRED` (whatever the
+    /// type, a session id that is there is checked and slid). A type given twice counts
+    /// once.
+    ///
+    /// # Errors
+    /// [`ServeError::Config`] for a name that is not a client message type, and for
+    /// `ping` (answered by the broker itself: it never looks at a session).
+    ///
+    /// ```
+    /// let mut c = keyroute_serve::Config::default();
+    /// c.require_session("cache.get")?;
+    /// c.require_session("cache.get")?;
+    /// assert_eq!(c.require_sessions.len(), 1);
+    /// assert!(c.require_session("ping").is_err());
+    /// assert!(c.require_session("load").is_err());
+    /// # Ok::<(), keyroute_serve::ServeError>(())
+    /// ```
+    pub fn require_session(&mut self, name: &str) -> Result<(), ServeError> {
+        use keyroute::frame::MsgType;
+        let t = MsgType::from_name(name)
+            .filter(|t| t.is_client() && *t != MsgType::Ping)
+            .ok_or_else(|| {
+                let names: Vec<&str> = MsgType::ALL
+                    .iter()
+                    .filter(|t| t.is_client() && **t != MsgType::Ping)
+                    .map(|t| t.name())
+                    .collect();
+                ServeError::Config(format!(
+                    "--require-session {name:?}: not a client message type (one of {})",
+                    names.join(", ")
+                ))
+            })?;
+        if !self.require_sessions.contains(&t) {
+            self.require_sessions.push(t);
         }
         Ok(())
     }

@@ -44,9 +44,12 @@
 //! ```
 
 mod broker;
+mod cmd;
 mod config;
 pub mod curve;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod health;
 pub mod loader_worker;
 mod metrics;
@@ -101,7 +104,6 @@ impl Service {
                 lease_ms: ms(config.lease),
                 soft_ms: ms(config.soft_ttl),
                 hard_ms: ms(config.hard_ttl),
-                session_ttl_ms: ms(config.session_ttl),
                 memory_max: config.memory_max,
                 ..MemoryConfig::default()
             })),

@@ -1,67 +1,11 @@
-//! Requests as the service reads them (header + JSON body + payload) and answers as it
-//! writes them.
+//! What the service answers and how it writes it (header + JSON body + payload), and the
+//! body reading every message type shares (each type's own is in [`crate::cmd`]).
 
 use keyroute::error::ErrorCode;
 use keyroute::frame::{
     Header, HeaderError, MsgType, TransportError, FLAG_DATA_ERROR, MAX_HEADER_LEN, SYSTEM,
 };
-use serde::Deserialize;
 use serde_json::Value as Json;
-
-/// A client request, its body read.
-#[derive(Debug)]
-pub(crate) enum Req {
-    SessionCreate {
-        client: String,
-        version: String,
-        data: Vec<u8>,
-    },
-    SessionTouch {
-        sid: String,
-        version: Option<String>,
-    },
-    SessionDestroy {
-        sid: String,
-    },
-    SessionList {
-        client: String,
-    },
-    CacheGet {
-        client: String,
-        kind: String,
-    },
-    CachePut {
-        client: String,
-        kind: String,
-        ttl_ms: Option<u64>,
-        value: Vec<u8>,
-    },
-    CacheInvalidate {
-        client: String,
-        kind: String,
-    },
-    ProductGet {
-        client: String,
-        kind: String,
-    },
-    AppStart {
-        device: String,
-    },
-    DeviceBind {
-        device: String,
-        client: String,
-    },
-}
-
-impl Req {
-    /// The kind a request is about (for caps and single flight).
-    pub(crate) fn product_key(&self) -> Option<(&str, &str)> {
-        match self {
-            Req::ProductGet { client, kind } => Some((client, kind)),
-            _ => None,
-        }
-    }
-}
 
 /// What a request is answered with (also what a [`Store`](crate::store::Store) call
 /// that fails returns: the client gets it as is).
@@ -204,62 +148,6 @@ pub(crate) fn bad_body(why: impl std::fmt::Display) -> Answer {
     Answer::data(ErrorCode::BadType, format!("bad body: {why}"))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ClientVersion {
-    client: String,
-    version: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SidVersion {
-    sid: String,
-    #[serde(default)]
-    version: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Sid {
-    sid: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Client {
-    client: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ClientKind {
-    client: String,
-    kind: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Put {
-    client: String,
-    kind: String,
-    #[serde(default)]
-    ttl_ms: Option<u64>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Device {
-    device: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DeviceClient {
-    device: String,
-    client: String,
-}
-
 /// Reads a JSON object body (empty = `{}`) into `T`; anything else is `BAD_TYPE`.
 pub(crate) fn body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, Answer> {
     let text = if bytes.is_empty() { b"{}" } else { bytes };
@@ -277,79 +165,6 @@ pub(crate) fn no_payload(t: MsgType, payload: &Option<Vec<u8>>) -> Result<(), An
     } else {
         Ok(())
     }
-}
-
-/// Reads a client request of type `t` from its body and payload. `None` payload is an
-/// absent third frame.
-pub(crate) fn parse(t: MsgType, b: &[u8], payload: Option<Vec<u8>>) -> Result<Req, Answer> {
-    let no_payload = |p: &Option<Vec<u8>>| no_payload(t, p);
-    Ok(match t {
-        MsgType::SessionCreate => {
-            let ClientVersion { client, version } = body(b)?;
-            Req::SessionCreate {
-                client,
-                version,
-                data: payload.unwrap_or_default(),
-            }
-        }
-        MsgType::SessionTouch => {
-            no_payload(&payload)?;
-            let SidVersion { sid, version } = body(b)?;
-            Req::SessionTouch { sid, version }
-        }
-        MsgType::SessionDestroy => {
-            no_payload(&payload)?;
-            let Sid { sid } = body(b)?;
-            Req::SessionDestroy { sid }
-        }
-        MsgType::SessionList => {
-            no_payload(&payload)?;
-            let Client { client } = body(b)?;
-            Req::SessionList { client }
-        }
-        MsgType::CacheGet => {
-            no_payload(&payload)?;
-            let ClientKind { client, kind } = body(b)?;
-            Req::CacheGet { client, kind }
-        }
-        MsgType::CachePut => {
-            let Put {
-                client,
-                kind,
-                ttl_ms,
-            } = body(b)?;
-            let Some(value) = payload else {
-                return Err(bad_body("cache.put needs the value as a payload frame"));
-            };
-            Req::CachePut {
-                client,
-                kind,
-                ttl_ms,
-                value,
-            }
-        }
-        MsgType::CacheInvalidate => {
-            no_payload(&payload)?;
-            let ClientKind { client, kind } = body(b)?;
-            Req::CacheInvalidate { client, kind }
-        }
-        MsgType::ProductGet => {
-            no_payload(&payload)?;
-            let ClientKind { client, kind } = body(b)?;
-            Req::ProductGet { client, kind }
-        }
-        MsgType::AppStart => {
-            no_payload(&payload)?;
-            let Device { device } = body(b)?;
-            Req::AppStart { device }
-        }
-        MsgType::DeviceBind => {
-            no_payload(&payload)?;
-            let DeviceClient { device, client } = body(b)?;
-            Req::DeviceBind { device, client }
-        }
-        _ => return Err(Answer::Transport(TransportError::UnknownType)),
-    })
 }
 
 #[cfg(test)]
@@ -415,36 +230,5 @@ mod tests {
         frame[0] = 2;
         let e = Header::decode(&frame[..n]).unwrap_err();
         assert_eq!(header_refusal(&frame[..n], e), TransportError::BadHeader);
-    }
-
-    #[test]
-    fn bodies() {
-        assert!(matches!(
-            parse(MsgType::CacheGet, br#"{"client":"c","kind":"k"}"#, None),
-            Ok(Req::CacheGet { .. })
-        ));
-        for bad in [
-            &b"not json"[..],
-            b"[1]",
-            br#"{"client":1,"kind":"k"}"#,
-            br#"{"client":"c"}"#,
-            br#"{"client":"c","kind":"k","x":1}"#,
-        ] {
-            match parse(MsgType::CacheGet, bad, None) {
-                Err(Answer::Data { code, .. }) => assert_eq!(code, "BAD_TYPE"),
-                other => panic!("{other:?}"),
-            }
-        }
-        assert!(parse(MsgType::CachePut, br#"{"client":"c","kind":"k"}"#, None).is_err());
-        assert!(parse(
-            MsgType::CacheGet,
-            br#"{"client":"c","kind":"k"}"#,
-            Some(vec![])
-        )
-        .is_err());
-        assert!(matches!(
-            parse(MsgType::Load, b"", None),
-            Err(Answer::Transport(TransportError::UnknownType))
-        ));
     }
 }

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use keyroute::cache::Touch;
+use keyroute::cache::{Call, SessionId, Value};
 use keyroute::frame::{Header, MsgType, FLAG_DATA_ERROR};
 use keyroute_serve::store::{Loader, MemoryStore, Store, StoreInfo, StoreStats, WarmLoader};
 use keyroute_serve::{Answer, Config, Service};
@@ -33,46 +33,18 @@ impl Store for PanicStore {
     fn stats(&self) -> StoreStats {
         self.0.stats()
     }
-    fn session_create(
-        &self,
-        client: &str,
-        version: &str,
-        data: &[u8],
-    ) -> Result<(String, u64), Answer> {
-        if client == BOOM {
-            boom("session_create");
+    fn run(&self, call: &Call<'_>) -> Result<Value, Answer> {
+        // An entry of the kind `panic`, or a session of the client `panic`.
+        let about_boom = call.keys.iter().any(|k| k.ends_with(b":e:panic"))
+            || call.args.iter().any(|a| &a[..] == BOOM.as_bytes());
+        if about_boom {
+            boom(call.script.name());
         }
-        self.0.session_create(client, version, data)
-    }
-    fn session_touch(&self, sid: &str, version: Option<&str>) -> Result<Touch, Answer> {
-        self.0.session_touch(sid, version)
-    }
-    fn session_destroy(&self, sid: &str) -> Result<bool, Answer> {
-        self.0.session_destroy(sid)
-    }
-    fn session_list(&self, client: &str) -> Result<Vec<(String, u64)>, Answer> {
-        self.0.session_list(client)
-    }
-    fn cache_get(&self, client: &str, kind: &str) -> Result<Option<Vec<u8>>, Answer> {
-        if kind == BOOM {
-            boom("cache_get");
-        }
-        self.0.cache_get(client, kind)
-    }
-    fn cache_put(
-        &self,
-        client: &str,
-        kind: &str,
-        value: &[u8],
-        ttl_ms: Option<u64>,
-    ) -> Result<(), Answer> {
-        self.0.cache_put(client, kind, value, ttl_ms)
-    }
-    fn cache_invalidate(&self, client: &str, kind: &str) -> Result<bool, Answer> {
-        self.0.cache_invalidate(client, kind)
+        self.0.run(call)
     }
     fn get_or_load(
         &self,
+        session: Option<&SessionId>,
         client: &str,
         kind: &str,
         deadline: Instant,
@@ -84,10 +56,7 @@ impl Store for PanicStore {
             std::thread::sleep(Duration::from_millis(100));
             boom("get_or_load");
         }
-        self.0.get_or_load(client, kind, deadline, loader)
-    }
-    fn device_bind(&self, device: &str, client: &str) -> Result<(), Answer> {
-        self.0.device_bind(device, client)
+        self.0.get_or_load(session, client, kind, deadline, loader)
     }
     fn warm(
         &self,

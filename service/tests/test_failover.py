@@ -47,6 +47,21 @@ class Cluster:
         raise AssertionError(f"no master holds {pattern}")
 
 
+def fail_over(master, replica) -> None:
+    """Manual failover: the replica becomes the master of the slot. On a loaded machine a
+    coordinated failover can time out (5 s) and be abandoned by Redis: then FORCE (no
+    handshake with the old master), then TAKEOVER (no vote)."""
+    for how in ((), ("FORCE",), ("TAKEOVER",)):
+        assert replica.cli("CLUSTER", "FAILOVER", *how) == "OK"
+        try:
+            wait_for(lambda: "role:master" in replica.cli("INFO", "replication"), 10, "the replica promoted")
+            break
+        except AssertionError:
+            if how == ("TAKEOVER",):
+                raise
+    wait_for(lambda: "role:slave" in master.cli("INFO", "replication"), 20, "the old master demoted")
+
+
 @pytest.fixture
 def cluster():
     c = Cluster()
@@ -63,18 +78,7 @@ def test_master_failover_no_stale_overwrite(serve_factory, rust_workers, cluster
         slow = c.send("product.get", {"client": "c-77", "kind": "cards"}, deadline_ms=15000)
         wait_for(lambda: "load c-77 cards" in rw.lines, what="the load in flight")
         master, replica, key = cluster.owner_of("kr:*:e:cards")
-        # Manual failover: the replica becomes the master of the slot. On a loaded machine
-        # a coordinated failover can time out (5 s) and be abandoned by Redis: then FORCE
-        # (no handshake with the old master), then TAKEOVER (no vote).
-        for how in ((), ("FORCE",), ("TAKEOVER",)):
-            assert replica.cli("CLUSTER", "FAILOVER", *how) == "OK"
-            try:
-                wait_for(lambda: "role:master" in replica.cli("INFO", "replication"), 10, "the replica promoted")
-                break
-            except AssertionError:
-                if how == ("TAKEOVER",):
-                    raise
-        wait_for(lambda: "role:slave" in master.cli("INFO", "replication"), 20, "the old master demoted")
+        fail_over(master, replica)
         # A newer value is written through the service after the failover.
         t0 = time.monotonic()
         while True:
@@ -115,3 +119,35 @@ def test_cache_put_loads_scripts_a_master_lacks(serve_factory, cluster):
         r = c.request("cache.put", {"client": "c-9", "kind": "cards"}, b"v1", deadline_ms=5000)
         assert r.error_code is None and r.transport_error is None, r
         assert c.request("cache.get", {"client": "c-9", "kind": "cards"}).payload == b"v1"
+
+
+def test_sessions_slide_through_a_failover(serve_factory, cluster):
+    """A session and the data it guards share the client's slot ({c:T}): every request under
+    the session is one script on one master. After that master fails over, requests under
+    the session are served by the new master, which keeps sliding it; a destroyed session
+    is refused there as anywhere."""
+    s = serve_factory("--session-ttl-ms", "600000", redis=cluster.nodes[0].url)
+    with s.client(timeout_s=20) as c:
+        sid = c.request("session.create", {"client": "c-88", "version": "1"}, b"d").body["sid"].encode()
+        assert c.request("cache.put", {"client": "c-88", "kind": "cards"}, b"v1", session_id=sid).error_code is None
+        master, replica, key = cluster.owner_of("kr:*:s:*")
+        assert master.cli("WAIT", "1", "5000") == "1", "the session reached the replica"
+        before = int(master.cli("HGET", key, "x"))
+        fail_over(master, replica)
+        t0 = time.monotonic()
+        while True:
+            r = c.request("cache.get", {"client": "c-88", "kind": "cards"}, session_id=sid, deadline_ms=3000)
+            if r.transport_error is None:
+                break
+            assert r.transport_error == "STORE_UNAVAILABLE", r
+            assert time.monotonic() - t0 < 15
+            time.sleep(0.2)
+        assert r.error_code is None and r.payload == b"v1", r
+        # The new master slid the session (its expiry moved on) and runs writes under it.
+        assert int(replica.cli("HGET", key, "x")) > before
+        r = c.request("cache.put", {"client": "c-88", "kind": "cards"}, b"v2", session_id=sid)
+        assert r.error_code is None, r
+        assert c.request("session.destroy", {"sid": sid.decode()}).body == {"destroyed": True}
+        r = c.request("cache.get", {"client": "c-88", "kind": "cards"}, session_id=sid)
+        assert r.error_code == "SESSION_EXPIRED", r
+        assert c.request("cache.get", {"client": "c-88", "kind": "cards"}).payload == b"v2"

@@ -41,7 +41,8 @@ _ErrorCode: TypeAlias = Literal[
     "REDIS_PROTOCOL", "CLUSTER_NO_OWNER", "CLUSTER_RETRIES_EXHAUSTED", "CLUSTER_UNREACHABLE",
     "BUSY", "REDIS_READONLY", "REDIS_TLS", "CACHE_TIMEOUT", "BACKEND_ERROR", "SESSION_EXPIRED",
     "VERSION_MISMATCH", "NOT_FOUND", "VALUE_TOO_LARGE", "BAD_CLIENT_ID", "BAD_KIND",
-    "BAD_DEVICE_ID", "BAD_SESSION_ID", "BAD_VERSION", "BAD_CONFIG", "UNSUPPORTED_CONFIG",
+    "BAD_DEVICE_ID", "BAD_SESSION_ID", "BAD_VERSION", "SESSION_CLIENT_MISMATCH", "BAD_CONFIG",
+    "UNSUPPORTED_CONFIG",
 ]
 # END GENERATED
 
@@ -56,9 +57,9 @@ MAX_WARM_KINDS: Final = 64
 
 # BEGIN GENERATED: message types, transport errors and header constants from core's frame (KEYROUTE_UPDATE_DOCS=1 cargo test -p keyroute --test names)
 _MsgTypeName: TypeAlias = Literal[
-    "ping", "session.create", "session.touch", "session.destroy", "session.list", "cache.get",
-    "cache.put", "cache.invalidate", "product.get", "app.start", "device.bind", "worker.ready",
-    "load", "loaded", "failed",
+    "ping", "session.create", "session.touch", "session.destroy", "session.list",
+    "session.update", "cache.get", "cache.put", "cache.invalidate", "product.get", "app.start",
+    "device.bind", "worker.ready", "load", "loaded", "failed",
 ]
 _TransportErrorName: TypeAlias = Literal[
     "QUEUE_FULL", "EXPIRED", "SHUTTING_DOWN", "BAD_HEADER", "UNKNOWN_TYPE", "NO_LOADER",
@@ -674,6 +675,7 @@ class SmartCache:
         self, client: str, kind: str, loader: Callable[[], bytes], *, timeout_ms: int = 5000
     ) -> bytes: ...
     def invalidate(self, client: str, kind: str) -> bool: ...
+    def put(self, client: str, kind: str, value: bytes, *, ttl_ms: int | None = None) -> None: ...
     def warm(
         self, device: str, kinds: Sequence[str], loader: Callable[[str, str], bytes]
     ) -> WarmReport: ...

@@ -108,6 +108,16 @@ pub struct Args {
         value_delimiter = ','
     )]
     pub require_kinds: Vec<String>,
+    /// Requests of message type TYPE (e.g. cache.get) must carry a session id in their
+    /// header: one without is answered SESSION_EXPIRED; repeatable. Whatever the type, a
+    /// session id that is there is checked and slid with the request's data operation.
+    #[arg(
+        long = "require-session",
+        value_name = "TYPE",
+        env = "KEYROUTE_REQUIRE_SESSION",
+        value_delimiter = ','
+    )]
+    pub require_sessions: Vec<String>,
     /// Log one info line (type, id, time in queue, store and loads) for each request
     /// answered after N ms, as for each request that fails.
     #[arg(
@@ -259,6 +269,7 @@ impl Args {
             caps: Vec::new(),
             metrics: None,
             require_kinds: Vec::new(),
+            require_sessions: Vec::new(),
             slow: ms("--slow-ms", self.slow_ms)?,
             worker_timeout: ms("--worker-timeout-ms", self.worker_timeout_ms)?,
             grace: ms("--grace-ms", self.grace_ms)?,
@@ -283,6 +294,9 @@ impl Args {
         }
         for kind in &self.require_kinds {
             c.require_kind(kind).map_err(serve_error)?;
+        }
+        for name in &self.require_sessions {
+            c.require_session(name).map_err(serve_error)?;
         }
         if let Some(m) = &self.metrics {
             let addr: SocketAddr = m.parse().map_err(|_| {

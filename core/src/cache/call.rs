@@ -5,10 +5,11 @@ use alloc::borrow::Cow;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::keys::{session_keys, ClientKeys};
+use super::error::InputError;
+use super::keys::{session_keys, ClientKeys, KEY_PREFIX};
 use super::script::{
-    DEVICE_BIND, SC_ABANDON, SC_EXTEND, SC_FILL, SC_GET, SC_INVALIDATE, SESS_CREATE, SESS_DESTROY,
-    SESS_LIST, SESS_TOUCH, WARM_BEGIN,
+    DEVICE_BIND, SC_ABANDON, SC_EXTEND, SC_FILL, SC_GET, SC_INVALIDATE, SC_PUT, SC_READ,
+    SESS_CREATE, SESS_DESTROY, SESS_GUARD, SESS_LIST, SESS_TOUCH, SESS_UPDATE, WARM_BEGIN,
 };
 use super::session_id::SessionId;
 use super::token::ClientToken;
@@ -80,6 +81,20 @@ fn int(n: u64) -> Cow<'static, [u8]> {
 fn text(s: &'static str) -> Cow<'static, [u8]> {
     Cow::Borrowed(s.as_bytes())
 }
+
+/// The scripts [`Call::in_session`] may guard (those `sess-guard` inlines).
+const GUARDED: [&Script; 10] = [
+    &SC_GET,
+    &SC_READ,
+    &SC_PUT,
+    &SC_INVALIDATE,
+    &WARM_BEGIN,
+    &SESS_CREATE,
+    &SESS_TOUCH,
+    &SESS_UPDATE,
+    &SESS_DESTROY,
+    &SESS_LIST,
+];
 
 fn push_now(args: &mut Vec<Cow<'_, [u8]>>, now: Option<u64>) {
     if let Some(now) = now {
@@ -332,6 +347,127 @@ impl<'a> Call<'a> {
         push_now(&mut args, now);
         let key = ClientKeys::of_token(token).session_index();
         Call::new(&SESS_LIST, vec![Cow::Owned(key)], args)
+    }
+
+    /// [`SC_READ`](super::SC_READ): the value of `entry`, if it has one (nothing changes).
+    ///
+    /// ```
+    /// let call = keyroute::cache::Call::read(b"kr:{c:t}:e:k", None);
+    /// assert_eq!((call.script.name(), call.args.len()), ("sc-read", 0));
+    /// ```
+    pub fn read(entry: &'a [u8], now: Option<u64>) -> Self {
+        let mut args = Vec::new();
+        push_now(&mut args, now);
+        Call::new(&SC_READ, vec![Cow::Borrowed(entry)], args)
+    }
+
+    /// [`SC_PUT`](super::SC_PUT): store `value` directly, fresh for `soft_ms`, kept
+    /// `hard_ms`, bumping the fence so that a load in flight for `entry` is discarded.
+    ///
+    /// ```
+    /// use keyroute::cache::{Call, Notify};
+    /// let call = Call::put(b"kr:{c:t}:e:k", b"v", 60_000, 600_000, Notify::Publish, None);
+    /// assert_eq!(call.args, [&b"v"[..], b"60000", b"600000", b"PUBLISH"]);
+    /// ```
+    pub fn put(
+        entry: &'a [u8],
+        value: &'a [u8],
+        soft_ms: u64,
+        hard_ms: u64,
+        notify: Notify,
+        now: Option<u64>,
+    ) -> Self {
+        let mut args = vec![
+            Cow::Borrowed(value),
+            int(soft_ms),
+            int(hard_ms),
+            text(notify.as_arg()),
+        ];
+        push_now(&mut args, now);
+        Call::new(&SC_PUT, vec![Cow::Borrowed(entry)], args)
+    }
+
+    /// [`SESS_UPDATE`](super::SESS_UPDATE): replace the data of `sid` with `data` when it
+    /// was created by service `version` (and slide it).
+    ///
+    /// ```
+    /// use keyroute::cache::{Call, ClientToken, SessionId, TokenKey};
+    /// let sid = SessionId::new(ClientToken::of(b"c1", &TokenKey::DEFAULT)?, [3; 16]);
+    /// let call = Call::sess_update(&sid, b"v1", b"{\"pay\":1}", None);
+    /// assert_eq!(call.args[1], &b"v1"[..]);
+    /// # Ok::<(), keyroute::cache::InputError>(())
+    /// ```
+    pub fn sess_update(
+        sid: &'a SessionId,
+        version: &'a [u8],
+        data: &'a [u8],
+        now: Option<u64>,
+    ) -> Self {
+        let mut args = vec![
+            Cow::Borrowed(&sid.as_bytes()[..]),
+            Cow::Borrowed(version),
+            Cow::Borrowed(data),
+        ];
+        push_now(&mut args, now);
+        Call::new(&SESS_UPDATE, session_keys(sid).map(Cow::Owned).into(), args)
+    }
+
+    /// [`SESS_GUARD`](super::SESS_GUARD): `call` run under the session `sid`, in one atomic
+    /// call: it runs only when the session is live, and the session slides as a touch
+    /// does. Decode the reply with [`Guarded::decode`](super::Guarded::decode), then the
+    /// guarded reply with `call`'s own decoder.
+    ///
+    /// # Errors
+    /// [`InputError::SessionClientMismatch`] (`SESSION_CLIENT_MISMATCH`) when a key of
+    /// `call` is not of the session's client (`kr:{c:T}:...`, `T` the session's token):
+    /// on Redis Cluster it would be in another slot; [`InputError::NotGuardable`]
+    /// (`BAD_TYPE`) for a script `sess-guard` does not run (the loader's `sc-fill`,
+    /// `sc-extend` and `sc-abandon`, `device-bind`, `sess-guard` itself).
+    ///
+    /// ```
+    /// use keyroute::cache::{Call, ClientKeys, SessionId, TokenKey};
+    /// let mine = ClientKeys::new(b"c1", &TokenKey::DEFAULT)?;
+    /// let sid = SessionId::new(mine.token(), [3; 16]);
+    /// let entry = mine.entry(b"cards")?;
+    /// let call = Call::in_session(&sid, Call::read(&entry, None), None)?;
+    /// assert_eq!(call.script.name(), "sess-guard");
+    /// assert_eq!(call.keys.len(), 3);
+    /// assert_eq!(call.args[2], &b"sc-read"[..]);
+    /// let theirs = ClientKeys::new(b"c2", &TokenKey::DEFAULT)?.entry(b"cards")?;
+    /// let refused = Call::in_session(&sid, Call::read(&theirs, None), None).unwrap_err();
+    /// assert_eq!(refused.code().as_str(), "SESSION_CLIENT_MISMATCH");
+    /// # Ok::<(), keyroute::cache::InputError>(())
+    /// ```
+    pub fn in_session(
+        sid: &'a SessionId,
+        call: Call<'a>,
+        now: Option<u64>,
+    ) -> Result<Self, InputError> {
+        if !GUARDED.iter().any(|s| s.name() == call.script.name()) {
+            return Err(InputError::NotGuardable);
+        }
+        let tag = ClientKeys::of_token(sid.token()).tag();
+        let mine = |key: &[u8]| {
+            key.strip_prefix(KEY_PREFIX.as_bytes())
+                .and_then(|k| k.strip_prefix(&tag[..]))
+                .is_some_and(|rest| rest.first() == Some(&b':'))
+        };
+        if !call.keys.iter().all(|k| mine(k)) {
+            return Err(InputError::SessionClientMismatch);
+        }
+        let [session, index] = session_keys(sid);
+        let mut keys = vec![Cow::Owned(session), Cow::Owned(index)];
+        keys.extend(call.keys);
+        let mut args = vec![
+            Cow::Borrowed(&sid.as_bytes()[..]),
+            match now {
+                Some(now) => int(now),
+                None => Cow::Borrowed(&b""[..]),
+            },
+            text(call.script.name()),
+        ];
+        args.extend(call.args);
+        Ok(Call::new(&SESS_GUARD, keys, args))
     }
 
     /// [`DEVICE_BIND`](super::DEVICE_BIND): `device_key` names `client` for `ttl_ms`.

@@ -2,7 +2,7 @@
 //! scripts ([`SC_GET`](super::SC_GET), [`SC_FILL`](super::SC_FILL),
 //! [`SC_EXTEND`](super::SC_EXTEND), [`SC_ABANDON`](super::SC_ABANDON),
 //! [`SC_INVALIDATE`](super::SC_INVALIDATE), [`WARM_BEGIN`](super::WARM_BEGIN) for one
-//! key). It is the specification the scripts are tested against: the same operations at
+//! key, [`SC_READ`](super::SC_READ), [`SC_PUT`](super::SC_PUT)). It is the specification the scripts are tested against: the same operations at
 //! the same `now` give the same replies and leave the same hash fields
 //! (`redis/tests/cache_model.rs` runs thousands of random sequences on a real Redis).
 //!
@@ -19,7 +19,7 @@
 
 use alloc::vec::Vec;
 
-use super::reply::{FillReply, GetReply};
+use super::reply::{FillReply, GetReply, PutReply};
 
 /// The lease state of an entry (`st`).
 ///
@@ -372,6 +372,52 @@ impl EntryModel {
             ..Entry::default()
         });
         true
+    }
+
+    /// [`SC_READ`](super::SC_READ): the value, if the entry has one (nothing changes).
+    ///
+    /// ```
+    /// use keyroute::cache::EntryModel;
+    /// let mut m = EntryModel::new();
+    /// assert_eq!(m.read(5), None);
+    /// m.put(5, b"v", 10, 20);
+    /// assert_eq!(m.read(24), Some(b"v".to_vec()));
+    /// assert_eq!(m.read(25), None); // past the hard expiry
+    /// ```
+    pub fn read(&self, now: u64) -> Option<Vec<u8>> {
+        self.entry
+            .as_ref()
+            .filter(|e| e.hx.is_none_or(|hx| hx > now))
+            .and_then(|e| e.v.clone())
+    }
+
+    /// [`SC_PUT`](super::SC_PUT): stores `value` directly, bumping the fence (a load in
+    /// flight is then fenced) and dropping any lease or cached error.
+    ///
+    /// ```
+    /// use keyroute::cache::{EntryModel, FillReply, GetReply, PutReply};
+    /// let mut m = EntryModel::new();
+    /// let GetReply::Lease { fence, .. } = m.get(5, 100, b"a", 0.0, false) else { panic!() };
+    /// assert_eq!(m.put(6, b"put", 60, 600), PutReply { version: 1, fence: 6 });
+    /// assert!(matches!(m.fill(7, fence, b"loaded", 60, 600, 1), FillReply::Fenced { current: 6 }));
+    /// assert_eq!(m.get(8, 100, b"b", 0.0, false), GetReply::Hit { value: b"put".to_vec(), version: 1 });
+    /// ```
+    pub fn put(&mut self, now: u64, value: &[u8], soft_ms: u64, hard_ms: u64) -> PutReply {
+        self.expire(now);
+        let e = self.entry.take().unwrap_or_default();
+        let version = e.ver.unwrap_or(0) + 1;
+        let fence = (e.f.unwrap_or(0) + 1).max(now);
+        self.entry = Some(Entry {
+            v: Some(value.to_vec()),
+            ver: Some(version),
+            sx: Some(now + soft_ms),
+            d: Some(0),
+            st: Some(LeaseState::Idle),
+            f: Some(fence),
+            hx: Some(now + hard_ms),
+            ..Entry::default()
+        });
+        PutReply { version, fence }
     }
 
     /// [`WARM_BEGIN`](super::WARM_BEGIN) for this entry: the fence if it was cold and is

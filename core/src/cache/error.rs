@@ -56,6 +56,13 @@ pub enum InputError {
     TooManyKinds(usize),
     /// A maximum value size above [`MAX_VALUE_LEN_LIMIT`](super::MAX_VALUE_LEN_LIMIT) or 0.
     BadMaxValueLen(usize),
+    /// A call under a session touches keys of another client than the session's (on
+    /// Redis Cluster they would be in another slot): see
+    /// [`Call::in_session`](super::Call::in_session).
+    SessionClientMismatch,
+    /// A script that `sess-guard` does not run under a session (see
+    /// [`Call::in_session`](super::Call::in_session)).
+    NotGuardable,
 }
 
 impl InputError {
@@ -80,6 +87,8 @@ impl InputError {
             InputError::VersionTooLong(_) => ErrorCode::BadVersion,
             InputError::BadMs { .. } => ErrorCode::BadTtl,
             InputError::TooManyKinds(_) | InputError::BadMaxValueLen(_) => ErrorCode::TooLarge,
+            InputError::SessionClientMismatch => ErrorCode::SessionClientMismatch,
+            InputError::NotGuardable => ErrorCode::BadType,
         }
     }
 }
@@ -135,6 +144,12 @@ impl fmt::Display for InputError {
             InputError::BadMaxValueLen(n) => write!(
                 f,
                 "a maximum value size of {n} bytes; it must be between 1 and {MAX_VALUE_LEN_LIMIT}"
+            ),
+            InputError::SessionClientMismatch => f.write_str(
+                "the session is another client's: a session guards only its own client's data (nothing was run)",
+            ),
+            InputError::NotGuardable => f.write_str(
+                "this script does not run under a session (sess-guard runs sc-get, sc-read, sc-put, sc-invalidate, warm-begin and the session scripts)",
             ),
         }
     }

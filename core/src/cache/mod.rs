@@ -35,6 +35,10 @@
 //! | [`SESS_DESTROY`] | 1 was live, 0 not |
 //! | [`SESS_LIST`] | `(sid, expires_at)` pairs ([`decode_sessions`]) |
 //! | [`DEVICE_BIND`] | 1 |
+//! | [`SC_READ`] | the value, or nil ([`decode_read`]) |
+//! | [`SC_PUT`] | [`PutReply`]: version and fence of a direct write |
+//! | [`SESS_UPDATE`] | [`UpdateReply`]: updated, expired, version mismatch |
+//! | [`SESS_GUARD`] | [`Guarded`]: the guarded script's reply, or the session expired |
 //!
 //! [`Call`] builds each call's keys and arguments. A warm hit needs no script: a plain
 //! `HMGET` of [`PEEK_FIELDS`], decided by [`Peek::decode`], serves it at the rate of a
@@ -120,11 +124,12 @@ pub use peek::{Peek, PEEK_FIELDS};
 pub use poll::{PollSchedule, MAX_FENCED_LOADS};
 #[cfg(feature = "alloc")]
 pub use reply::{
-    decode_flag, decode_sessions, decode_warm, CreateReply, FillReply, GetReply, Touch,
+    decode_flag, decode_read, decode_sessions, decode_warm, CreateReply, FillReply, GetReply,
+    Guarded, PutReply, Touch, UpdateReply,
 };
 pub use script::{
-    CACHE_SCRIPTS, DEVICE_BIND, SC_ABANDON, SC_EXTEND, SC_FILL, SC_GET, SC_INVALIDATE, SESS_CREATE,
-    SESS_DESTROY, SESS_LIST, SESS_TOUCH, WARM_BEGIN,
+    CACHE_SCRIPTS, DEVICE_BIND, SC_ABANDON, SC_EXTEND, SC_FILL, SC_GET, SC_INVALIDATE, SC_PUT,
+    SC_READ, SESS_CREATE, SESS_DESTROY, SESS_GUARD, SESS_LIST, SESS_TOUCH, SESS_UPDATE, WARM_BEGIN,
 };
 pub use session_id::SessionId;
 #[cfg(feature = "alloc")]

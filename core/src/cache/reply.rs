@@ -414,3 +414,176 @@ pub fn decode_sessions(value: Value) -> Result<Vec<(Vec<u8>, u64)>, ReplyError> 
     }
     Ok(out)
 }
+
+/// Decodes the reply of [`SC_READ`](super::SC_READ): the value, or `None` when the entry
+/// has none.
+///
+/// # Errors
+/// [`ReplyError`] for anything but a string or nil.
+///
+/// ```
+/// use keyroute::cache::{decode_read, Value};
+/// assert_eq!(decode_read(Value::Bytes(b"v".to_vec()))?, Some(b"v".to_vec()));
+/// assert_eq!(decode_read(Value::Nil)?, None);
+/// assert!(decode_read(Value::Int(1)).is_err());
+/// # Ok::<(), keyroute::cache::ReplyError>(())
+/// ```
+pub fn decode_read(value: Value) -> Result<Option<Vec<u8>>, ReplyError> {
+    match value {
+        Value::Nil => Ok(None),
+        Value::Bytes(b) => Ok(Some(b)),
+        _ => Err(ReplyError::new("sc-read", "a string or nil")),
+    }
+}
+
+/// The answer of [`SC_PUT`](super::SC_PUT): the entry's new version and fence (a load in
+/// flight under an older fence has its fill refused).
+///
+/// ```
+/// use keyroute::cache::{PutReply, Value};
+/// let reply = Value::Array(vec![Value::Int(3), Value::Int(1700000000000)]);
+/// assert_eq!(PutReply::decode(reply)?, PutReply { version: 3, fence: 1700000000000 });
+/// # Ok::<(), keyroute::cache::ReplyError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PutReply {
+    /// The value's version (bumped by every fill and put).
+    pub version: u64,
+    /// The entry's fence after the put.
+    pub fence: u64,
+}
+
+impl PutReply {
+    /// Decodes the reply of [`SC_PUT`](super::SC_PUT).
+    ///
+    /// # Errors
+    /// [`ReplyError`] for any other shape.
+    ///
+    /// ```
+    /// use keyroute::cache::{PutReply, Value};
+    /// assert!(PutReply::decode(Value::Int(1)).is_err());
+    /// ```
+    pub fn decode(value: Value) -> Result<PutReply, ReplyError> {
+        const S: &str = "sc-put";
+        const E: &str = "[version, fence]";
+        let a = items(value, S, E)?;
+        match &a[..] {
+            [version, fence] => Ok(PutReply {
+                version: num(version, S, E)?,
+                fence: num(fence, S, E)?,
+            }),
+            _ => Err(ReplyError::new(S, E)),
+        }
+    }
+}
+
+/// The answer of [`SESS_UPDATE`](super::SESS_UPDATE).
+///
+/// ```
+/// use keyroute::cache::{UpdateReply, Value};
+/// let reply = Value::Array(vec![Value::Int(1), Value::Int(1700000060000)]);
+/// assert_eq!(UpdateReply::decode(reply)?, UpdateReply::Updated { expires_at: 1700000060000 });
+/// # Ok::<(), keyroute::cache::ReplyError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum UpdateReply {
+    /// The data was replaced; the session slid to `expires_at`.
+    Updated {
+        /// Its new expiry (ms since the Unix epoch, server time).
+        expires_at: u64,
+    },
+    /// Expired or unknown: log in again.
+    Expired,
+    /// Created by another service version (shown); nothing changed.
+    VersionMismatch {
+        /// The version stored in the session.
+        stored: Vec<u8>,
+    },
+}
+
+impl UpdateReply {
+    /// Decodes the reply of [`SESS_UPDATE`](super::SESS_UPDATE).
+    ///
+    /// # Errors
+    /// [`ReplyError`] for any other shape.
+    ///
+    /// ```
+    /// use keyroute::cache::{UpdateReply, Value};
+    /// assert_eq!(UpdateReply::decode(Value::Array(vec![Value::Int(0)]))?, UpdateReply::Expired);
+    /// let other = Value::Array(vec![Value::Int(2), Value::Bytes(b"v1".to_vec())]);
+    /// assert_eq!(UpdateReply::decode(other)?, UpdateReply::VersionMismatch { stored: b"v1".to_vec() });
+    /// # Ok::<(), keyroute::cache::ReplyError>(())
+    /// ```
+    pub fn decode(value: Value) -> Result<UpdateReply, ReplyError> {
+        const S: &str = "sess-update";
+        const E: &str = "[1, expires_at], [0] or [2, version]";
+        let a = items(value, S, E)?;
+        match (a.first().and_then(Value::as_int), a.len()) {
+            (Some(0), 1) => Ok(UpdateReply::Expired),
+            (Some(1), 2) => Ok(UpdateReply::Updated {
+                expires_at: num(&a[1], S, E)?,
+            }),
+            (Some(2), 2) => Ok(UpdateReply::VersionMismatch {
+                stored: bytes(a[1].clone(), S, E)?,
+            }),
+            _ => Err(ReplyError::new(S, E)),
+        }
+    }
+}
+
+/// The answer of [`SESS_GUARD`](super::SESS_GUARD): the guarded script's own reply (decode
+/// it with that script's decoder), or the session was not live and the script did not
+/// run.
+///
+/// ```
+/// use keyroute::cache::{decode_read, Guarded, Value};
+/// let reply = Value::Array(vec![Value::Int(1), Value::Int(99), Value::Bytes(b"v".to_vec())]);
+/// let Guarded::Live { expires_at, reply } = Guarded::decode(reply)? else { panic!() };
+/// assert_eq!((expires_at, decode_read(reply)?), (99, Some(b"v".to_vec())));
+/// assert_eq!(Guarded::decode(Value::Array(vec![Value::Int(0)]))?, Guarded::Expired);
+/// # Ok::<(), keyroute::cache::ReplyError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Guarded {
+    /// The session is live (slid to `expires_at`) and the script ran.
+    Live {
+        /// The session's new expiry (ms since the Unix epoch, server time).
+        expires_at: u64,
+        /// The script's reply.
+        reply: Value,
+    },
+    /// The session is expired or unknown: the script did not run. Log in again.
+    Expired,
+}
+
+impl Guarded {
+    /// Decodes the reply of [`SESS_GUARD`](super::SESS_GUARD). A nil reply of the guarded
+    /// script may arrive as a missing third item: it is [`Value::Nil`].
+    ///
+    /// # Errors
+    /// [`ReplyError`] for any other shape.
+    ///
+    /// ```
+    /// use keyroute::cache::{Guarded, Value};
+    /// let nil = Value::Array(vec![Value::Int(1), Value::Int(99)]);
+    /// assert_eq!(Guarded::decode(nil)?, Guarded::Live { expires_at: 99, reply: Value::Nil });
+    /// assert!(Guarded::decode(Value::Int(0)).is_err());
+    /// # Ok::<(), keyroute::cache::ReplyError>(())
+    /// ```
+    pub fn decode(value: Value) -> Result<Guarded, ReplyError> {
+        const S: &str = "sess-guard";
+        const E: &str = "[1, expires_at, reply] or [0]";
+        let a = items(value, S, E)?;
+        let tag = a.first().and_then(Value::as_int);
+        let len = a.len();
+        let mut it = a.into_iter().skip(1);
+        match (tag, len) {
+            (Some(0), 1) => Ok(Guarded::Expired),
+            (Some(1), 2 | 3) => Ok(Guarded::Live {
+                expires_at: it_num(&mut it, S, E)?,
+                reply: it.next().unwrap_or(Value::Nil),
+            }),
+            _ => Err(ReplyError::new(S, E)),
+        }
+    }
+}

@@ -1,7 +1,9 @@
 //! [`SessionModel`]: one client's sessions and session index in memory, with exactly the
 //! semantics of [`SESS_CREATE`](super::SESS_CREATE), [`SESS_TOUCH`](super::SESS_TOUCH),
-//! [`SESS_DESTROY`](super::SESS_DESTROY) and [`SESS_LIST`](super::SESS_LIST) (checked
-//! against a real Redis like [`EntryModel`](super::EntryModel)).
+//! [`SESS_UPDATE`](super::SESS_UPDATE), [`SESS_DESTROY`](super::SESS_DESTROY),
+//! [`SESS_LIST`](super::SESS_LIST) and the session part of
+//! [`SESS_GUARD`](super::SESS_GUARD) (checked against a real Redis like
+//! [`EntryModel`](super::EntryModel)).
 //!
 //! A session is a hash `c` (client id), `ver` (service version), `d` (data), `ca`
 //! (created, ms), `ttl`, `ma` (max age, 0 = none), `x` (expiry, the key's `PEXPIREAT`).
@@ -12,7 +14,7 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use super::reply::{CreateReply, Touch};
+use super::reply::{CreateReply, Touch, UpdateReply};
 
 /// A stored session (see the module docs).
 ///
@@ -221,6 +223,91 @@ impl SessionModel {
         self.index.insert(sid.to_vec(), x);
         self.tidy(now);
         reply
+    }
+
+    /// The new expiry of a live session slid at `now`: `now + ttl`, never past
+    /// `created + max age`.
+    fn slid(s: &Session, now: u64) -> u64 {
+        let mut x = now + s.ttl_ms;
+        if s.max_age_ms > 0 && s.created_at + s.max_age_ms < x {
+            x = s.created_at + s.max_age_ms;
+        }
+        x
+    }
+
+    /// [`SESS_UPDATE`](super::SESS_UPDATE): replaces the data of a live session created by
+    /// `version`, and slides it.
+    ///
+    /// ```
+    /// use keyroute::cache::{SessionModel, UpdateReply};
+    /// let mut m = SessionModel::new();
+    /// m.create(0, b"t.a", b"c", b"v1", 100, 0, b"old");
+    /// assert_eq!(m.update(10, b"t.a", b"v1", b"new"), UpdateReply::Updated { expires_at: 110 });
+    /// assert_eq!(m.session(b"t.a").map(|s| s.data.clone()), Some(b"new".to_vec()));
+    /// assert_eq!(m.update(20, b"t.a", b"v2", b"x"), UpdateReply::VersionMismatch { stored: b"v1".to_vec() });
+    /// assert_eq!(m.update(110, b"t.a", b"v1", b"x"), UpdateReply::Expired);
+    /// ```
+    pub fn update(&mut self, now: u64, sid: &[u8], version: &[u8], data: &[u8]) -> UpdateReply {
+        if !self.guard(now, sid) {
+            return UpdateReply::Expired;
+        }
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return UpdateReply::Expired;
+        };
+        if s.version != version {
+            return UpdateReply::VersionMismatch {
+                stored: s.version.clone(),
+            };
+        }
+        let x = Self::slid(s, now);
+        s.data = data.to_vec();
+        s.expires_at = x;
+        self.index.insert(sid.to_vec(), x);
+        self.tidy(now);
+        UpdateReply::Updated { expires_at: x }
+    }
+
+    /// The first half of [`SESS_GUARD`](super::SESS_GUARD): whether `sid` is live (then
+    /// the guarded call runs, and [`slide`](Self::slide) follows it); a session that is
+    /// not is removed, as a touch removes it.
+    ///
+    /// ```
+    /// let mut m = keyroute::cache::SessionModel::new();
+    /// m.create(0, b"t.a", b"c", b"v", 100, 0, b"");
+    /// assert!(m.guard(50, b"t.a"));
+    /// assert!(!m.guard(100, b"t.a"));
+    /// assert!(m.session(b"t.a").is_none());
+    /// ```
+    pub fn guard(&mut self, now: u64, sid: &[u8]) -> bool {
+        if self.sessions.get(sid).is_some_and(|s| s.expires_at > now) {
+            return true;
+        }
+        self.sessions.remove(sid);
+        self.index.remove(sid);
+        self.tidy(now);
+        false
+    }
+
+    /// The second half of [`SESS_GUARD`](super::SESS_GUARD), after the guarded call: slides
+    /// `sid` as a touch does, if it still exists; its expiry (`before` when the guarded
+    /// call removed it).
+    ///
+    /// ```
+    /// let mut m = keyroute::cache::SessionModel::new();
+    /// m.create(0, b"t.a", b"c", b"v", 100, 0, b"");
+    /// assert_eq!(m.slide(30, b"t.a", 100), 130);
+    /// m.destroy(40, b"t.a");
+    /// assert_eq!(m.slide(40, b"t.a", 130), 130);
+    /// ```
+    pub fn slide(&mut self, now: u64, sid: &[u8], before: u64) -> u64 {
+        let Some(s) = self.sessions.get_mut(sid) else {
+            return before;
+        };
+        let x = Self::slid(s, now);
+        s.expires_at = x;
+        self.index.insert(sid.to_vec(), x);
+        self.tidy(now);
+        x
     }
 
     /// [`SESS_DESTROY`](super::SESS_DESTROY): whether the session was live.

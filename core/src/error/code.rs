@@ -184,6 +184,8 @@ codes! {
     BadSessionId = 89, "BAD_SESSION_ID", "a session id is not of the form keyroute gives (<token>.<random>, lowercase base32)";
     /// A service version string is too long.
     BadVersion = 90, "BAD_VERSION", "a service version is longer than the limit";
+    /// A request under a session names another client than the session's.
+    SessionClientMismatch = 91, "SESSION_CLIENT_MISMATCH", "a request under a session names another client than the session's: a session guards only its own client's data; nothing was run";
 
     // --- Engines and proxy configurations ---
     /// A configuration file is not valid text of its format; the message gives file,

@@ -57,6 +57,8 @@ types! {
     SessionDestroy = 12, "session.destroy";
     /// `session.list {client}` → `{sessions: [{sid, expires_at}]}`.
     SessionList = 13, "session.list";
+    /// `session.update {sid, version}` + payload (the new session data) → `{expires_at}`.
+    SessionUpdate = 14, "session.update";
     /// `cache.get {client, kind}` → payload.
     CacheGet = 20, "cache.get";
     /// `cache.put {client, kind, ttl_ms?}` + payload.

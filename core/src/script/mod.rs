@@ -28,6 +28,12 @@
 //! | `now_or_empty` | `now` from an argument that is digits, or empty for the server's `TIME` |
 //! | `digits` | `local function s(n)`: an integer as decimal digits |
 //! | `end_lease(ID)` | ends the lease `ID` once: out of the leases set and map, one less in flight for its member |
+//! | `session_tidy` | `local function tidy()`: prunes the session index `ik` of expired ids and sets its expiry to its latest session's |
+//! | `session_gone(COND)` | when `COND`, removes the session `sk`/`sid` (and its index entry) and answers `{0}` |
+//! | `session_slide(TTL, MA, CA)` | `local x`: the session's new expiry, `now + TTL`, never past `CA + MA` |
+//!
+//! A line `--#inline SCRIPT` takes in the whole assembled text of another script (what
+//! `sess-guard` does with each script it runs under a session).
 //!
 //! A directive may be indented (inside a loop): every line of the piece is indented alike.
 //!

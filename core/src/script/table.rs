@@ -276,12 +276,64 @@ pub const DEVICE_BIND: Script = Script::new(
     1,
 );
 
+/// `sc-read`: The value of an entry: nil when there is none, or when the entry is past its hard expiry. Changes nothing; no lease, no load (what `cache.get` of `keyroute serve` answers).
+///
+/// ```
+/// use keyroute::cache::SC_READ;
+/// assert_eq!(SC_READ.name(), "sc-read");
+/// assert_eq!(SC_READ.num_keys(), 1);
+/// ```
+pub const SC_READ: Script = Script::new(
+    lua::SC_READ,
+    "read an entry's value, nil when absent or expired; changes nothing (KEYS: entry; ARGV: [now_ms])",
+    1,
+);
+
+/// `sc-put`: Stores a value directly (no lease needed): bumps the fence to `max(f + 1, now)`, so a load in flight for the entry has its fill refused, drops any lease and cached error, stores the value fresh for `soft_ttl_ms` and kept `hard_ttl_ms`, and publishes a wake-up. `{version, fence}`. Decoded by [`PutReply`](crate::cache::PutReply).
+///
+/// ```
+/// use keyroute::cache::SC_PUT;
+/// assert_eq!(SC_PUT.name(), "sc-put");
+/// assert_eq!(SC_PUT.num_keys(), 1);
+/// ```
+pub const SC_PUT: Script = Script::new(
+    lua::SC_PUT,
+    "store a value directly, bumping the fence so a load in flight is discarded; publishes a wake-up (KEYS: entry; ARGV: value, soft_ttl_ms, hard_ttl_ms, notify[, now_ms])",
+    1,
+);
+
+/// `sess-update`: Replaces a session's data when the session is live and was created by service `version`, and slides its expiry as a touch does: `{1, expires_at}`; `{0}` expired (or unknown); `{2, stored_version}` another service version created it (nothing changed). Decoded by [`UpdateReply`](crate::cache::UpdateReply).
+///
+/// ```
+/// use keyroute::cache::SESS_UPDATE;
+/// assert_eq!(SESS_UPDATE.name(), "sess-update");
+/// assert_eq!(SESS_UPDATE.num_keys(), 2);
+/// ```
+pub const SESS_UPDATE: Script = Script::new(
+    lua::SESS_UPDATE,
+    "replace a session's data under the version check, sliding its TTL (KEYS: session, index; ARGV: sid, version, data[, now_ms])",
+    2,
+);
+
+/// `sess-guard`: Runs another cache script under a session, in one atomic call: when the session is live the script runs and the session slides as a touch does (`{1, expires_at, reply}`, `reply` the script's own); when it is not, the script does not run (`{0}`). The script's keys must all be of the session's client (`kr:{c:T}:...`), so that every key is in one Cluster slot. Its body is inlined, so the guarded scripts are those listed in its text: `sc-get`, `sc-read`, `sc-put`, `sc-invalidate`, `warm-begin` and the session scripts. Built by [`Call::in_session`](crate::cache::Call::in_session), decoded by [`Guarded`](crate::cache::Guarded).
+///
+/// ```
+/// use keyroute::cache::SESS_GUARD;
+/// assert_eq!(SESS_GUARD.name(), "sess-guard");
+/// assert!(SESS_GUARD.variadic_keys());
+/// ```
+pub const SESS_GUARD: Script = Script::new_variadic(
+    lua::SESS_GUARD,
+    "run a cache script only if a session is live, sliding the session in the same call (KEYS: session, index, the script's keys; ARGV: sid, now_ms or '', script name, the script's arguments)",
+    2,
+);
+
 /// Every smart-cache script, in the order `keyroute script --list` shows them.
 ///
 /// ```
-/// assert_eq!(keyroute::cache::CACHE_SCRIPTS.len(), 11);
+/// assert_eq!(keyroute::cache::CACHE_SCRIPTS.len(), 15);
 /// ```
-pub const CACHE_SCRIPTS: [Script; 11] = [
+pub const CACHE_SCRIPTS: [Script; 15] = [
     SC_GET,
     SC_FILL,
     SC_EXTEND,
@@ -293,6 +345,10 @@ pub const CACHE_SCRIPTS: [Script; 11] = [
     SESS_DESTROY,
     SESS_LIST,
     DEVICE_BIND,
+    SC_READ,
+    SC_PUT,
+    SESS_UPDATE,
+    SESS_GUARD,
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -305,7 +361,7 @@ pub const CACHE_SCRIPTS: [Script; 11] = [
 /// ```
 pub const SCRIPTS: &[Script] = &ALL;
 
-const ALL: [Script; 20] = join(&[
+const ALL: [Script; 24] = join(&[
     &POOL_SCRIPTS,
     &[
         LEASE_ACQUIRE,

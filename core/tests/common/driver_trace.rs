@@ -136,6 +136,7 @@ pub fn outcome_json(o: &Result<Vec<u8>, Failure>) -> Json {
         Err(Failure::Panicked) => json!({ "failure": "panicked" }),
         Err(Failure::Reply(_)) => json!({ "failure": "reply" }),
         Err(Failure::Input(_)) => json!({ "failure": "input" }),
+        Err(Failure::SessionExpired) => json!({ "failure": "session_expired" }),
     }
 }
 

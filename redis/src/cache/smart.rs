@@ -7,8 +7,9 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use keyroute::cache::{
-    decode_flag, CacheSettings, Call, ClientKeys, Failure, Fault, Fill, FillStep, GetOrLoad,
-    GetOrLoadStep as Step, Heartbeat, LoadFailure, LoadResult, Stored, Value, PEEK_FIELDS,
+    check_value_len, checked_ms, decode_flag, CacheSettings, Call, ClientKeys, Failure, Fault,
+    Fill, FillStep, GetOrLoad, GetOrLoadStep as Step, Heartbeat, LoadFailure, LoadResult, PutReply,
+    SessionId, Stored, Value, PEEK_FIELDS,
 };
 use keyroute::slot::key_slot;
 
@@ -169,19 +170,83 @@ impl SmartCache {
         client: impl AsRef<[u8]>,
         kind: impl AsRef<[u8]>,
         deadline: Instant,
+        loader: F,
+    ) -> Result<Vec<u8>>
+    where
+        F: FnMut() -> std::result::Result<Vec<u8>, LoadError>,
+    {
+        self.read(None, client.as_ref(), kind.as_ref(), deadline, loader)
+    }
+
+    /// [`get_or_load`](Self::get_or_load) under the session `session` (a session id of
+    /// [`Sessions`](super::Sessions)): its first read runs in one atomic call with a check
+    /// of the session (the `sess-guard` script), which slides the session as a touch does.
+    /// When the session is not live, nothing is read, leased or loaded. In this process,
+    /// callers of one key share a Redis round trip only with callers of the same session.
+    ///
+    /// # Errors
+    /// As [`get_or_load`](Self::get_or_load), and:
+    /// * [`Error::SessionExpired`] (`SESSION_EXPIRED`): the session is not live;
+    /// * [`Error::Input`]: a malformed session id (`BAD_SESSION_ID`), or a session of
+    ///   another client than `client` (`SESSION_CLIENT_MISMATCH`); nothing was sent.
+    ///
+    /// ```no_run
+    /// use std::time::{Duration, Instant};
+    /// use keyroute_redis::cache::{LoadError, Sessions, SmartCache, Store};
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let cache = SmartCache::new(store.clone(), Default::default())?;
+    /// let sessions = Sessions::new(store, Default::default())?;
+    /// let login = sessions.create("client-42", "app-2.14", b"")?;
+    /// let deadline = Instant::now() + Duration::from_secs(5);
+    /// let cards = cache.get_or_load_in_session(login.id.as_str(), "client-42", "cards", deadline, || {
+    ///     Ok::<_, LoadError>(b"[]".to_vec())
+    /// })?;
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
+    pub fn get_or_load_in_session<F>(
+        &self,
+        session: impl AsRef<[u8]>,
+        client: impl AsRef<[u8]>,
+        kind: impl AsRef<[u8]>,
+        deadline: Instant,
+        loader: F,
+    ) -> Result<Vec<u8>>
+    where
+        F: FnMut() -> std::result::Result<Vec<u8>, LoadError>,
+    {
+        let sid = SessionId::parse(session.as_ref())?;
+        self.read(Some(sid), client.as_ref(), kind.as_ref(), deadline, loader)
+    }
+
+    fn read<F>(
+        &self,
+        session: Option<SessionId>,
+        client: &[u8],
+        kind: &[u8],
+        deadline: Instant,
         mut loader: F,
     ) -> Result<Vec<u8>>
     where
         F: FnMut() -> std::result::Result<Vec<u8>, LoadError>,
     {
-        let keys = ClientKeys::new(client.as_ref(), &self.config.token_key)?;
-        let entry = keys.entry(kind.as_ref())?;
+        let keys = ClientKeys::new(client, &self.config.token_key)?;
+        let entry = keys.entry(kind)?;
+        if let Some(sid) = &session {
+            // Refused before anything is sent, as core's driver would.
+            Call::in_session(sid, Call::read(&entry, None), None)?;
+        }
+        // A flight is shared only by callers of one session (each is checked and slid).
+        let mut flight_key = entry.clone();
+        if let Some(sid) = &session {
+            flight_key.push(0);
+            flight_key.extend_from_slice(sid.as_bytes());
+        }
         let started = Instant::now();
         loop {
             if Instant::now() >= deadline {
                 return Err(timeout(&entry, started));
             }
-            match self.flights.join(&entry) {
+            match self.flights.join(&flight_key) {
                 Role::Follower(flight) => match flight.wait(deadline) {
                     None => return Err(timeout(&entry, started)),
                     // The leader gave up at its own (earlier) deadline: try again.
@@ -193,8 +258,15 @@ impl SmartCache {
                 },
                 Role::Leader(mut leader) => {
                     let mut early = |value: &Vec<u8>| leader.complete(&Ok(value.clone()));
-                    let outcome =
-                        self.lead(&keys, &entry, deadline, started, &mut loader, &mut early);
+                    let outcome = self.lead(
+                        &keys,
+                        &entry,
+                        session,
+                        deadline,
+                        started,
+                        &mut loader,
+                        &mut early,
+                    );
                     leader.complete(&outcome);
                     return outcome;
                 }
@@ -204,10 +276,12 @@ impl SmartCache {
 
     /// The leader's part of [`get_or_load`](Self::get_or_load): carries out the steps of
     /// core's [`GetOrLoad`] driver. `early` serves the followers before a refresh.
+    #[allow(clippy::too_many_arguments)]
     fn lead(
         &self,
         keys: &ClientKeys,
         entry: &[u8],
+        session: Option<SessionId>,
         deadline: Instant,
         started: Instant,
         loader: &mut Loader<'_>,
@@ -223,6 +297,9 @@ impl SmartCache {
             0,
             clock(deadline),
         );
+        if let Some(sid) = session {
+            read = read.in_session(sid);
+        }
         let mut sub = None;
         let mut last_error: Option<Error> = None;
         let mut panic = None;
@@ -309,6 +386,7 @@ impl SmartCache {
             },
             Failure::Reply(e) => e.into(),
             Failure::Input(e) => e.into(),
+            Failure::SessionExpired => Error::SessionExpired,
             Failure::Panicked => match panic {
                 Some(panic) => std::panic::resume_unwind(panic),
                 None => timeout(entry, started),
@@ -424,6 +502,46 @@ impl SmartCache {
             &self.store.eval(&call, None)?,
             "sc-invalidate",
         )?)
+    }
+
+    /// Stores `value` as the value of `kind` for `client`, directly: no lease, no loader.
+    /// The entry's fence is bumped in the same atomic call (the `sc-put` script), so a
+    /// load in flight for that key, here or in another process, has its fill refused and
+    /// its callers get this value; waiters are woken. Fresh for `ttl` and kept as long
+    /// (`None`: the configured soft and hard TTLs).
+    ///
+    /// # Errors
+    /// A bad client id or kind, a value over the maximum (`VALUE_TOO_LARGE`), a `ttl`
+    /// outside 1 ms ..= 2^48 ms (`BAD_TTL`): nothing was sent. A Redis error.
+    ///
+    /// ```no_run
+    /// use keyroute_redis::cache::Store;
+    /// let store = Store::standalone("redis://127.0.0.1:6379", Default::default())?;
+    /// let cache = keyroute_redis::cache::SmartCache::new(store, Default::default())?;
+    /// // The client changed a setting: write it through; a load in flight is discarded.
+    /// cache.put("client-42", "prefs", b"{\"lang\":\"en\"}", None)?;
+    /// # Ok::<(), keyroute_redis::Error>(())
+    /// ```
+    pub fn put(
+        &self,
+        client: impl AsRef<[u8]>,
+        kind: impl AsRef<[u8]>,
+        value: &[u8],
+        ttl: Option<Duration>,
+    ) -> Result<()> {
+        let keys = ClientKeys::new(client.as_ref(), &self.config.token_key)?;
+        let entry = keys.entry(kind.as_ref())?;
+        check_value_len(value.len(), self.config.max_value_len)?;
+        let (soft, hard) = match ttl {
+            None => (self.settings.soft_ttl_ms, self.settings.hard_ttl_ms),
+            Some(t) => {
+                let ms = checked_ms("ttl", i128::try_from(t.as_millis()).unwrap_or(i128::MAX), 1)?;
+                (ms, ms)
+            }
+        };
+        let call = Call::put(&entry, value, soft, hard, self.store.notify(), None);
+        PutReply::decode(self.store.eval(&call, None)?)?;
+        Ok(())
     }
 }
 

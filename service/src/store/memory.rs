@@ -1,5 +1,6 @@
 //! [`MemoryStore`]: state in this process (lost on restart), kept by the core state models
-//! ([`EntryModel`], [`SessionModel`]) so it answers as the Redis scripts do.
+//! ([`EntryModel`], [`SessionModel`]) so it answers as the Redis scripts do: it runs the
+//! same [`Call`]s (`sess-guard` included) on the models and replies with the same values.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -7,20 +8,18 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use keyroute::cache::{
-    check_client_id, check_device_id, check_kind, check_version, ClientToken, CreateReply,
-    EntryModel, FillReply, GetReply, InputError, SessionId, SessionModel, TokenKey, Touch,
+    check_device_id, device_key, session_keys, Call, ClientKeys, CreateReply, EntryModel,
+    FillReply, GetReply, InputError, SessionId, SessionModel, TokenKey, Touch, UpdateReply, Value,
 };
 use keyroute::error::ErrorCode;
 use keyroute::frame::TransportError;
 
-use super::{now_ms, put_ttls, LoadFailure, Loader, Store, StoreInfo, StoreStats, WarmLoader};
+use super::{now_ms, LoadFailure, Loader, Store, StoreInfo, StoreStats, WarmLoader};
 use crate::proto::Answer;
 
 /// What one stored thing costs beyond its bytes (map slots, the model, the LRU index),
 /// counted against `--memory-max`.
 const OVERHEAD: usize = 192;
-
-type Key = (String, String);
 
 /// A cache entry, its size as counted and when it was last used.
 #[derive(Default)]
@@ -30,29 +29,32 @@ struct Slot {
     used: u64,
 }
 
+/// The keys are the keys Redis would hold (`kr:{c:T}:e:<kind>`, `kr:{c:T}:sidx`,
+/// `kr:{d:<device>}`), so a [`Call`] finds its state as a script finds its keys.
 #[derive(Default)]
 struct State {
-    entries: HashMap<Key, Slot>,
+    entries: HashMap<Vec<u8>, Slot>,
     /// Cache entries by last use (the eviction order).
-    lru: BTreeMap<u64, Key>,
+    lru: BTreeMap<u64, Vec<u8>>,
     seq: u64,
-    sessions: HashMap<ClientToken, (String, SessionModel, usize)>,
-    devices: HashMap<String, String>,
+    /// One client's sessions by its session index key, and their size as counted.
+    sessions: HashMap<Vec<u8>, (SessionModel, usize)>,
+    /// Device key → client id.
+    devices: HashMap<Vec<u8>, Vec<u8>>,
     /// Everything counted: entries, sessions and devices.
     bytes: usize,
     last_sweep: u64,
 }
 
-fn entry_size(key: &Key, m: &EntryModel) -> usize {
+fn entry_size(key: &[u8], m: &EntryModel) -> usize {
     let len = |v: &Option<Vec<u8>>| v.as_ref().map_or(0, Vec::len);
     OVERHEAD
-        + key.0.len()
-        + key.1.len()
+        + key.len()
         + m.entry()
             .map_or(0, |e| len(&e.v) + len(&e.e) + len(&e.em) + len(&e.lo))
 }
 
-fn sessions_size(client: &str, m: &SessionModel) -> usize {
+fn sessions_size(index: &[u8], m: &SessionModel) -> usize {
     m.index()
         .iter()
         .map(|(sid, _)| {
@@ -62,18 +64,18 @@ fn sessions_size(client: &str, m: &SessionModel) -> usize {
                     .map_or(0, |s| s.client.len() + s.version.len() + s.data.len())
         })
         .sum::<usize>()
-        + client.len()
+        + index.len()
 }
 
 impl State {
     /// The entry of `key` (made empty when absent); call [`State::settle`] after
     /// changing it.
-    fn entry(&mut self, key: &Key) -> &mut EntryModel {
-        &mut self.entries.entry(key.clone()).or_default().model
+    fn entry(&mut self, key: &[u8]) -> &mut EntryModel {
+        &mut self.entries.entry(key.to_vec()).or_default().model
     }
 
     /// Counts `key`'s entry again and marks it used now.
-    fn settle(&mut self, key: &Key) {
+    fn settle(&mut self, key: &[u8]) {
         let Some(slot) = self.entries.get_mut(key) else {
             return;
         };
@@ -83,20 +85,26 @@ impl State {
         self.lru.remove(&slot.used);
         self.seq += 1;
         slot.used = self.seq;
-        self.lru.insert(self.seq, key.clone());
+        self.lru.insert(self.seq, key.to_vec());
     }
 
-    fn remove_entry(&mut self, key: &Key) {
+    fn remove_entry(&mut self, key: &[u8]) {
         if let Some(slot) = self.entries.remove(key) {
             self.bytes -= slot.size;
             self.lru.remove(&slot.used);
         }
     }
 
+    /// The sessions of the client whose index is `index` (made empty when absent); call
+    /// [`State::settle_sessions`] after changing them.
+    fn sessions(&mut self, index: &[u8]) -> &mut SessionModel {
+        &mut self.sessions.entry(index.to_vec()).or_default().0
+    }
+
     /// Counts a client's sessions again.
-    fn settle_sessions(&mut self, token: &ClientToken) {
-        if let Some((client, m, size)) = self.sessions.get_mut(token) {
-            let now = sessions_size(client, m);
+    fn settle_sessions(&mut self, index: &[u8]) {
+        if let Some((m, size)) = self.sessions.get_mut(index) {
+            let now = sessions_size(index, m);
             self.bytes = self.bytes - *size + now;
             *size = now;
         }
@@ -105,7 +113,7 @@ impl State {
     /// Makes room for `need` more bytes under `max`: expired entries go first, then the
     /// least recently used cache entries (never `keep`'s, the one being filled); false
     /// when what is left (sessions, devices) does not leave room.
-    fn make_room(&mut self, now: u64, need: usize, max: usize, keep: Option<&Key>) -> bool {
+    fn make_room(&mut self, now: u64, need: usize, max: usize, keep: Option<&[u8]>) -> bool {
         if self.bytes + need <= max {
             return true;
         }
@@ -115,7 +123,7 @@ impl State {
             let Some((seq, key)) = self.lru.pop_first() else {
                 break;
             };
-            if Some(&key) == keep {
+            if Some(&key[..]) == keep {
                 kept = Some((seq, key));
                 continue;
             }
@@ -145,7 +153,7 @@ impl State {
             bytes = self.bytes,
             "memory store sweep"
         );
-        let dead: Vec<Key> = self
+        let dead: Vec<Vec<u8>> = self
             .entries
             .iter()
             .filter(|(_, s)| {
@@ -163,7 +171,7 @@ impl State {
             self.remove_entry(k);
         }
         let mut freed = 0;
-        self.sessions.retain(|_, (_, m, size)| {
+        self.sessions.retain(|_, (m, size)| {
             let live = !m.list(now).is_empty();
             if !live {
                 freed += *size;
@@ -208,20 +216,20 @@ impl std::fmt::Debug for State {
     }
 }
 
-/// TTLs of a [`MemoryStore`] (ms).
+/// TTLs of a [`MemoryStore`] (ms). The calls of the message types carry their own (the
+/// session TTL, a put's TTLs); these are for the values loaded by `product.get` and
+/// `app.start`.
 #[derive(Clone, Debug)]
 pub struct MemoryConfig {
     /// Lease of a load.
     pub lease_ms: u64,
-    /// How long a value is fresh.
+    /// How long a loaded value is fresh.
     pub soft_ms: u64,
-    /// How long a value is kept.
+    /// How long a loaded value is kept.
     pub hard_ms: u64,
     /// How long a backend error is remembered.
     pub neg_ms: u64,
-    /// Sessions' sliding lifetime.
-    pub session_ttl_ms: u64,
-    /// Largest value or session data.
+    /// Largest loaded value.
     pub max_value_len: usize,
     /// The budget in bytes (values, session data, devices and their keys, plus a
     /// per-item overhead): see [`MemoryStore`].
@@ -235,7 +243,6 @@ impl Default for MemoryConfig {
             soft_ms: 60_000,
             hard_ms: 600_000,
             neg_ms: 1000,
-            session_ttl_ms: 1_800_000,
             max_value_len: keyroute::cache::DEFAULT_MAX_VALUE_LEN,
             memory_max: 256 << 20,
         }
@@ -248,6 +255,71 @@ fn input(e: InputError) -> Answer {
 
 fn bump(c: &AtomicU64) {
     c.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A call the memory store cannot run: a bug (core builds every call).
+fn bad_call(script: &str, why: &str) -> Answer {
+    Answer::data(
+        ErrorCode::Internal,
+        format!("the memory store cannot run this {script} call: {why}"),
+    )
+}
+
+/// The arguments of one call, read as its script reads them.
+struct Args<'a> {
+    script: &'a str,
+    keys: &'a [&'a [u8]],
+    args: &'a [&'a [u8]],
+}
+
+impl<'a> Args<'a> {
+    fn key(&self, i: usize) -> Result<&'a [u8], Answer> {
+        self.keys
+            .get(i)
+            .copied()
+            .ok_or_else(|| bad_call(self.script, "a key is missing"))
+    }
+
+    fn arg(&self, i: usize) -> Result<&'a [u8], Answer> {
+        self.args
+            .get(i)
+            .copied()
+            .ok_or_else(|| bad_call(self.script, "an argument is missing"))
+    }
+
+    fn num(&self, i: usize) -> Result<u64, Answer> {
+        std::str::from_utf8(self.arg(i)?)
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .ok_or_else(|| bad_call(self.script, "a number is not one"))
+    }
+}
+
+fn int(n: u64) -> Value {
+    Value::Int(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+fn array(items: Vec<Value>) -> Value {
+    Value::Array(items)
+}
+
+fn touch_value(t: Touch) -> Value {
+    match t {
+        Touch::Live {
+            client,
+            data,
+            expires_at,
+            version,
+        } => array(vec![
+            int(1),
+            Value::Bytes(client),
+            Value::Bytes(data),
+            int(expires_at),
+            Value::Bytes(version),
+        ]),
+        Touch::Expired => array(vec![int(0)]),
+        Touch::VersionMismatch { stored } => array(vec![int(2), Value::Bytes(stored)]),
+    }
 }
 
 impl MemoryStore {
@@ -281,16 +353,154 @@ impl MemoryStore {
         keyroute::cache::check_value_len(len, self.config.max_value_len).map_err(input)
     }
 
+    /// Runs one script call on the models, as the script runs on Redis (its time is this
+    /// host's clock: the `now_ms` test argument is not read).
+    fn exec(&self, st: &mut State, now: u64, a: &Args<'_>) -> Result<Value, Answer> {
+        let max = self.config.memory_max;
+        let full = || Answer::Transport(TransportError::StoreFull);
+        match a.script {
+            "sc-read" => {
+                let k = a.key(0)?;
+                let value = st.entries.get(k).and_then(|s| s.model.read(now));
+                bump(if value.is_some() {
+                    st.settle(k);
+                    &self.hits
+                } else {
+                    &self.misses
+                });
+                Ok(value.map_or(Value::Nil, Value::Bytes))
+            }
+            "sc-put" => {
+                let (k, value) = (a.key(0)?, a.arg(0)?);
+                let (soft, hard) = (a.num(1)?, a.num(2)?);
+                if !st.make_room(now, value.len(), max, Some(k)) {
+                    return Err(full());
+                }
+                let put = st.entry(k).put(now, value, soft, hard);
+                st.settle(k);
+                Ok(array(vec![int(put.version), int(put.fence)]))
+            }
+            "sc-invalidate" => {
+                let k = a.key(0)?;
+                let tombstone = a.num(0)?;
+                let dropped = st
+                    .entries
+                    .get_mut(k)
+                    .is_some_and(|s| s.model.invalidate(now, tombstone));
+                st.settle(k);
+                Ok(int(u64::from(dropped)))
+            }
+            "sess-create" => {
+                let index = a.key(1)?;
+                let (sid, client, version, data) = (a.arg(0)?, a.arg(1)?, a.arg(2)?, a.arg(5)?);
+                let (ttl, max_age) = (a.num(3)?, a.num(4)?);
+                let need = OVERHEAD + sid.len() + client.len() + version.len() + data.len();
+                if !st.make_room(now, need, max, None) {
+                    return Err(full());
+                }
+                let created = st
+                    .sessions(index)
+                    .create(now, sid, client, version, ttl, max_age, data);
+                st.settle_sessions(index);
+                Ok(match created {
+                    CreateReply::Created { expires_at } => array(vec![int(1), int(expires_at)]),
+                    CreateReply::Taken => array(vec![int(0)]),
+                })
+            }
+            "sess-touch" => {
+                let index = a.key(1)?;
+                let version = (a.arg(1)? == b"1").then_some(a.arg(2)?);
+                let (sid, touched) = (a.arg(0)?, Touch::Expired);
+                let touched = match st.sessions.get_mut(index) {
+                    Some((m, _)) => m.touch(now, sid, version),
+                    None => touched,
+                };
+                st.settle_sessions(index);
+                Ok(touch_value(touched))
+            }
+            "sess-update" => {
+                let index = a.key(1)?;
+                let (sid, version, data) = (a.arg(0)?, a.arg(1)?, a.arg(2)?);
+                let Some((m, _)) = st.sessions.get(index) else {
+                    return Ok(array(vec![int(0)]));
+                };
+                let old = m.session(sid).map_or(0, |s| s.data.len());
+                if !st.make_room(now, data.len().saturating_sub(old), max, None) {
+                    return Err(full());
+                }
+                let updated = st.sessions(index).update(now, sid, version, data);
+                st.settle_sessions(index);
+                Ok(match updated {
+                    UpdateReply::Updated { expires_at } => array(vec![int(1), int(expires_at)]),
+                    UpdateReply::Expired => array(vec![int(0)]),
+                    UpdateReply::VersionMismatch { stored } => {
+                        array(vec![int(2), Value::Bytes(stored)])
+                    }
+                })
+            }
+            "sess-destroy" => {
+                let index = a.key(1)?;
+                let sid = a.arg(0)?;
+                let destroyed = match st.sessions.get_mut(index) {
+                    Some((m, _)) => m.destroy(now, sid),
+                    None => false,
+                };
+                st.settle_sessions(index);
+                Ok(int(u64::from(destroyed)))
+            }
+            "sess-list" => {
+                let index = a.key(0)?;
+                let list = st
+                    .sessions
+                    .get(index)
+                    .map_or_else(Vec::new, |(m, _)| m.list(now));
+                Ok(array(
+                    list.into_iter()
+                        .flat_map(|(sid, x)| [Value::Bytes(sid), int(x)])
+                        .collect(),
+                ))
+            }
+            "device-bind" => {
+                let (key, client) = (a.key(0)?, a.arg(0)?);
+                let size = |c: &[u8]| OVERHEAD + key.len() + c.len();
+                let old = st.devices.get(key).map_or(0, |c| size(c));
+                if !st.make_room(now, size(client).saturating_sub(old), max, None) {
+                    return Err(full());
+                }
+                st.devices.insert(key.to_vec(), client.to_vec());
+                st.bytes = st.bytes + size(client) - old;
+                Ok(int(1))
+            }
+            "sess-guard" => {
+                let (index, sid) = (a.key(1)?, a.arg(0)?);
+                let script = std::str::from_utf8(a.arg(2)?)
+                    .map_err(|_| bad_call(a.script, "the guarded script's name"))?;
+                let live = match st.sessions.get_mut(index) {
+                    Some((m, _)) => m.guard(now, sid),
+                    None => false,
+                };
+                if !live {
+                    st.settle_sessions(index);
+                    return Ok(array(vec![int(0)]));
+                }
+                let before = st.sessions(index).session(sid).map_or(0, |s| s.expires_at);
+                let inner = Args {
+                    script,
+                    keys: a.keys.get(2..).unwrap_or_default(),
+                    args: a.args.get(3..).unwrap_or_default(),
+                };
+                let reply = self.exec(st, now, &inner)?;
+                let x = st.sessions(index).slide(now, sid, before);
+                st.settle_sessions(index);
+                Ok(array(vec![int(1), int(x), reply]))
+            }
+            other => Err(bad_call(other, "not a call of a message type")),
+        }
+    }
+
     /// Runs the loader under the lease `fence` and fills; `Ok(None)` when the fill was
     /// fenced (ask again).
-    fn load(
-        &self,
-        client: &str,
-        kind: &str,
-        fence: u64,
-        loader: Loader<'_>,
-    ) -> Result<Option<Vec<u8>>, Answer> {
-        let key = (client.to_string(), kind.to_string());
+    fn load(&self, key: &[u8], fence: u64, loader: Loader<'_>) -> Result<Option<Vec<u8>>, Answer> {
         let started = now_ms();
         bump(&self.loads);
         let result = loader();
@@ -300,17 +510,17 @@ impl MemoryStore {
         let out = match result {
             Ok(value) => {
                 if let Err(e) = self.check_value(value.len()) {
-                    st.entry(&key)
+                    st.entry(key)
                         .abandon(now, fence, b"VALUE_TOO_LARGE", b"", c.neg_ms);
                     Err(e)
-                } else if !st.make_room(now, value.len(), c.memory_max, Some(&key)) {
+                } else if !st.make_room(now, value.len(), c.memory_max, Some(key)) {
                     // Served, not kept: the store is full of sessions.
                     let full = LoadFailure::Transport(TransportError::StoreFull);
-                    st.entry(&key)
+                    st.entry(key)
                         .abandon(now, fence, full.code().as_bytes(), b"", 0);
                     Ok(Some(value))
                 } else {
-                    let entry = st.entry(&key);
+                    let entry = st.entry(key);
                     match entry.fill(now, fence, &value, c.soft_ms, c.hard_ms, now - started) {
                         FillReply::Stored { .. } | FillReply::Duplicate { .. } => Ok(Some(value)),
                         FillReply::Fenced { .. } => {
@@ -326,17 +536,12 @@ impl MemoryStore {
                     LoadFailure::Backend { .. } => self.config.neg_ms,
                     LoadFailure::Transport(_) => 0,
                 };
-                st.entry(&key).abandon(
-                    now,
-                    fence,
-                    f.code().as_bytes(),
-                    f.message().as_bytes(),
-                    neg,
-                );
+                st.entry(key)
+                    .abandon(now, fence, f.code().as_bytes(), f.message().as_bytes(), neg);
                 Err(LoadFailure::answer(&f.code(), f.message()))
             }
         };
-        st.settle(&key);
+        st.settle(key);
         drop(st);
         self.changed.notify_all();
         out
@@ -361,164 +566,40 @@ impl Store for MemoryStore {
         }
     }
 
-    fn session_create(
-        &self,
-        client: &str,
-        version: &str,
-        data: &[u8],
-    ) -> Result<(String, u64), Answer> {
-        check_client_id(client.as_bytes()).map_err(input)?;
-        check_version(version.as_bytes()).map_err(input)?;
-        self.check_value(data.len())?;
-        let token = ClientToken::of(client.as_bytes(), &TokenKey::DEFAULT).map_err(input)?;
-        let mut random = [0u8; 16];
-        getrandom::fill(&mut random)
-            .map_err(|e| Answer::data(ErrorCode::Internal, format!("no random bytes: {e}")))?;
-        let sid = SessionId::new(token, random);
-        let now = now_ms();
-        let mut st = self.lock();
-        let need = OVERHEAD + sid.as_str().len() + client.len() + version.len() + data.len();
-        if !st.make_room(now, need, self.config.memory_max, None) {
-            return Err(Answer::Transport(TransportError::StoreFull));
-        }
-        let (_, model, _) = st
-            .sessions
-            .entry(token)
-            .or_insert_with(|| (client.to_string(), SessionModel::new(), 0));
-        let reply = model.create(
-            now_ms(),
-            sid.as_str().as_bytes(),
-            client.as_bytes(),
-            version.as_bytes(),
-            self.config.session_ttl_ms,
-            0,
-            data,
-        );
-        st.settle_sessions(&token);
-        match reply {
-            CreateReply::Created { expires_at } => Ok((sid.as_str().to_string(), expires_at)),
-            CreateReply::Taken => Err(Answer::data(
-                ErrorCode::Internal,
-                "a fresh random session id was taken",
-            )),
-        }
-    }
-
-    fn session_touch(&self, sid: &str, version: Option<&str>) -> Result<Touch, Answer> {
-        let id = SessionId::parse(sid.as_bytes()).map_err(input)?;
-        if let Some(v) = version {
-            check_version(v.as_bytes()).map_err(input)?;
-        }
-        let mut st = self.lock();
-        let touch = match st.sessions.get_mut(&id.token()) {
-            Some((_, model, _)) => {
-                model.touch(now_ms(), sid.as_bytes(), version.map(str::as_bytes))
-            }
-            None => Touch::Expired,
+    fn run(&self, call: &Call<'_>) -> Result<Value, Answer> {
+        let keys: Vec<&[u8]> = call.keys.iter().map(|k| &k[..]).collect();
+        let args: Vec<&[u8]> = call.args.iter().map(|a| &a[..]).collect();
+        let a = Args {
+            script: call.script.name(),
+            keys: &keys,
+            args: &args,
         };
-        st.settle_sessions(&id.token());
-        Ok(touch)
-    }
-
-    fn session_destroy(&self, sid: &str) -> Result<bool, Answer> {
-        let id = SessionId::parse(sid.as_bytes()).map_err(input)?;
         let mut st = self.lock();
-        let destroyed = st
-            .sessions
-            .get_mut(&id.token())
-            .is_some_and(|(_, m, _)| m.destroy(now_ms(), sid.as_bytes()));
-        st.settle_sessions(&id.token());
-        Ok(destroyed)
-    }
-
-    fn session_list(&self, client: &str) -> Result<Vec<(String, u64)>, Answer> {
-        let token = ClientToken::of(client.as_bytes(), &TokenKey::DEFAULT).map_err(input)?;
-        let st = self.lock();
-        Ok(st.sessions.get(&token).map_or_else(Vec::new, |(_, m, _)| {
-            m.list(now_ms())
-                .into_iter()
-                .map(|(sid, x)| (String::from_utf8_lossy(&sid).into_owned(), x))
-                .collect()
-        }))
-    }
-
-    fn cache_get(&self, client: &str, kind: &str) -> Result<Option<Vec<u8>>, Answer> {
-        check_client_id(client.as_bytes()).map_err(input)?;
-        check_kind(kind.as_bytes()).map_err(input)?;
-        let now = now_ms();
-        let key = (client.to_string(), kind.to_string());
-        let mut st = self.lock();
-        let value = st
-            .entries
-            .get(&key)
-            .and_then(|s| s.model.entry())
-            .filter(|e| e.hx.is_none_or(|hx| hx > now))
-            .and_then(|e| e.v.clone());
-        if value.is_some() {
-            st.settle(&key);
-        }
-        bump(if value.is_some() {
-            &self.hits
-        } else {
-            &self.misses
-        });
-        Ok(value)
-    }
-
-    fn cache_put(
-        &self,
-        client: &str,
-        kind: &str,
-        value: &[u8],
-        ttl_ms: Option<u64>,
-    ) -> Result<(), Answer> {
-        check_client_id(client.as_bytes()).map_err(input)?;
-        check_kind(kind.as_bytes()).map_err(input)?;
-        self.check_value(value.len())?;
-        let c = &self.config;
-        let (soft, hard) = put_ttls(ttl_ms, c.soft_ms, c.hard_ms)?;
-        let now = now_ms();
-        let key = (client.to_string(), kind.to_string());
-        let mut st = self.lock();
-        if !st.make_room(now, value.len(), c.memory_max, Some(&key)) {
-            return Err(Answer::Transport(TransportError::StoreFull));
-        }
-        let m = st.entry(&key);
-        m.invalidate(now, c.lease_ms);
-        if let GetReply::Lease { fence, .. } = m.get(now, c.lease_ms, &self.owner, 0.0, false) {
-            m.fill(now, fence, value, soft, hard, 0);
-        }
-        st.settle(&key);
+        let out = self.exec(&mut st, now_ms(), &a);
         drop(st);
+        // A put or an invalidation wakes the reads waiting on a lease.
         self.changed.notify_all();
-        Ok(())
-    }
-
-    fn cache_invalidate(&self, client: &str, kind: &str) -> Result<bool, Answer> {
-        check_client_id(client.as_bytes()).map_err(input)?;
-        check_kind(kind.as_bytes()).map_err(input)?;
-        let key = (client.to_string(), kind.to_string());
-        let mut st = self.lock();
-        let dropped = st
-            .entries
-            .get_mut(&key)
-            .is_some_and(|s| s.model.invalidate(now_ms(), self.config.lease_ms));
-        st.settle(&key);
-        drop(st);
-        self.changed.notify_all();
-        Ok(dropped)
+        out
     }
 
     fn get_or_load(
         &self,
+        session: Option<&SessionId>,
         client: &str,
         kind: &str,
         deadline: Instant,
         loader: Loader<'_>,
     ) -> Result<Vec<u8>, Answer> {
-        check_client_id(client.as_bytes()).map_err(input)?;
-        check_kind(kind.as_bytes()).map_err(input)?;
-        let key = (client.to_string(), kind.to_string());
+        let keys = ClientKeys::new(client.as_bytes(), &TokenKey::DEFAULT).map_err(input)?;
+        let key = keys.entry(kind.as_bytes()).map_err(input)?;
+        // The session's index and id, until the first read has checked it.
+        let mut guard = match session {
+            Some(sid) if sid.token() != keys.token() => {
+                return Err(input(InputError::SessionClientMismatch))
+            }
+            Some(sid) => Some((session_keys(sid)[1].clone(), *sid)),
+            None => None,
+        };
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -527,8 +608,28 @@ impl Store for MemoryStore {
             // The lease covers the whole wait for a worker (no heartbeat thread here).
             let lease = self.config.lease_ms + u64::try_from(left.as_millis()).unwrap_or(0);
             let mut st = self.lock();
-            let reply = st.entry(&key).get(now_ms(), lease, &self.owner, 0.0, true);
+            let now = now_ms();
+            // Under a session, the first read checks and slides it in the same step.
+            let session = guard.take();
+            if let Some((index, sid)) = &session {
+                let live = match st.sessions.get_mut(index) {
+                    Some((m, _)) => m.guard(now, sid.as_bytes()),
+                    None => false,
+                };
+                if !live {
+                    st.settle_sessions(index);
+                    return Err(Answer::data(
+                        ErrorCode::SessionExpired,
+                        ErrorCode::SessionExpired.summary(),
+                    ));
+                }
+            }
+            let reply = st.entry(&key).get(now, lease, &self.owner, 0.0, true);
             st.settle(&key);
+            if let Some((index, sid)) = &session {
+                st.sessions(index).slide(now, sid.as_bytes(), 0);
+                st.settle_sessions(index);
+            }
             match reply {
                 GetReply::Hit { value, .. } | GetReply::Stale { value, .. } => {
                     bump(&self.hits);
@@ -551,7 +652,7 @@ impl Store for MemoryStore {
                     if takeover {
                         bump(&self.takeovers);
                     }
-                    return Ok(match self.load(client, kind, fence, loader) {
+                    return Ok(match self.load(&key, fence, loader) {
                         Ok(Some(fresh)) => fresh,
                         _ => value,
                     });
@@ -562,7 +663,7 @@ impl Store for MemoryStore {
                     if takeover {
                         bump(&self.takeovers);
                     }
-                    if let Some(value) = self.load(client, kind, fence, loader)? {
+                    if let Some(value) = self.load(&key, fence, loader)? {
                         return Ok(value);
                     }
                 }
@@ -574,21 +675,6 @@ impl Store for MemoryStore {
         }
     }
 
-    fn device_bind(&self, device: &str, client: &str) -> Result<(), Answer> {
-        check_device_id(device.as_bytes()).map_err(input)?;
-        check_client_id(client.as_bytes()).map_err(input)?;
-        let mut st = self.lock();
-        let size = |d: &str, c: &str| OVERHEAD + d.len() + c.len();
-        let old = st.devices.get(device).map_or(0, |c| size(device, c));
-        let need = size(device, client).saturating_sub(old);
-        if !st.make_room(now_ms(), need, self.config.memory_max, None) {
-            return Err(Answer::Transport(TransportError::StoreFull));
-        }
-        st.devices.insert(device.to_string(), client.to_string());
-        st.bytes = st.bytes + size(device, client) - old;
-        Ok(())
-    }
-
     fn warm(
         &self,
         device: &str,
@@ -596,33 +682,104 @@ impl Store for MemoryStore {
         loader: WarmLoader<'_>,
     ) -> Result<usize, Answer> {
         check_device_id(device.as_bytes()).map_err(input)?;
-        let Some(client) = self.lock().devices.get(device).cloned() else {
+        let dkey = device_key(device.as_bytes()).map_err(input)?;
+        let Some(client) = self.lock().devices.get(&dkey).cloned() else {
             return Ok(0);
         };
+        let client = String::from_utf8_lossy(&client).into_owned();
+        let keys = ClientKeys::new(client.as_bytes(), &TokenKey::DEFAULT).map_err(input)?;
         let now = now_ms();
-        let granted: Vec<(String, u64)> = {
+        let granted: Vec<(&String, Vec<u8>, u64)> = {
             let mut st = self.lock();
             kinds
                 .iter()
                 .filter_map(|kind| {
-                    let key = (client.clone(), kind.clone());
+                    let key = keys.entry(kind.as_bytes()).ok()?;
                     let fence =
                         st.entry(&key)
                             .warm_begin(now, self.config.lease_ms * 15, &self.owner);
                     st.settle(&key);
-                    fence.map(|fence| (kind.clone(), fence))
+                    fence.map(|fence| (kind, key, fence))
                 })
                 .collect()
         };
         std::thread::scope(|s| {
-            for (kind, fence) in &granted {
+            for (kind, key, fence) in &granted {
                 let client = &client;
                 s.spawn(move || {
                     let mut once = || loader(client, kind);
-                    let _ = self.load(client, kind, *fence, &mut once);
+                    let _ = self.load(key, *fence, &mut once);
                 });
             }
         });
         Ok(granted.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use keyroute::cache::{decode_read, Guarded, PutReply};
+
+    fn sid_of(client: &[u8], n: u8) -> SessionId {
+        SessionId::new(
+            keyroute::cache::ClientToken::of(client, &TokenKey::DEFAULT).expect("token"),
+            [n; 16],
+        )
+    }
+
+    /// The memory store runs a call under a session as `sess-guard` does: the call runs
+    /// only while the session is live, and the session slides.
+    #[test]
+    fn guarded_calls() {
+        let store = MemoryStore::new(MemoryConfig::default());
+        let keys = ClientKeys::new(b"c1", &TokenKey::DEFAULT).expect("keys");
+        let entry = keys.entry(b"cards").expect("kind");
+        let sid = sid_of(b"c1", 1);
+        let put = Call::put(&entry, b"v", 60_000, 60_000, store.notify(), None);
+        let guarded = Call::in_session(&sid, put.clone(), None).expect("same client");
+        assert_eq!(
+            Guarded::decode(store.run(&guarded).expect("runs")),
+            Ok(Guarded::Expired)
+        );
+        assert_eq!(
+            decode_read(store.run(&Call::read(&entry, None)).expect("runs")),
+            Ok(None),
+            "the put did not run"
+        );
+        let create = Call::sess_create(&sid, b"c1", b"1", 1000, 0, b"", None);
+        store.run(&create).expect("created");
+        let Ok(Guarded::Live { expires_at, reply }) =
+            Guarded::decode(store.run(&guarded).expect("runs"))
+        else {
+            panic!("live");
+        };
+        assert!(expires_at > now_ms());
+        assert_eq!(PutReply::decode(reply).map(|p| p.version), Ok(1));
+        assert_eq!(
+            decode_read(store.run(&Call::read(&entry, None)).expect("runs")),
+            Ok(Some(b"v".to_vec()))
+        );
+    }
+
+    #[test]
+    fn product_get_under_a_session() {
+        let store = MemoryStore::new(MemoryConfig::default());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let sid = sid_of(b"c1", 2);
+        let mut loader = || Ok(b"loaded".to_vec());
+        let expired = store.get_or_load(Some(&sid), "c1", "cards", deadline, &mut loader);
+        assert!(matches!(expired, Err(Answer::Data { code, .. }) if code == "SESSION_EXPIRED"));
+        assert_eq!(store.stats().backend_loads, 0, "nothing was loaded");
+        let other = sid_of(b"c2", 2);
+        let mismatch = store.get_or_load(Some(&other), "c1", "cards", deadline, &mut loader);
+        assert!(
+            matches!(mismatch, Err(Answer::Data { code, .. }) if code == "SESSION_CLIENT_MISMATCH")
+        );
+        store
+            .run(&Call::sess_create(&sid, b"c1", b"1", 1000, 0, b"", None))
+            .expect("created");
+        let got = store.get_or_load(Some(&sid), "c1", "cards", deadline, &mut loader);
+        assert_eq!(got.ok(), Some(b"loaded".to_vec()));
     }
 }

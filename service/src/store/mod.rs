@@ -7,7 +7,7 @@ mod redis;
 
 use std::time::Instant;
 
-use keyroute::cache::Touch;
+use keyroute::cache::{Call, Notify, SessionId, Value};
 use keyroute::frame::TransportError;
 
 pub use self::memory::{MemoryConfig, MemoryStore};
@@ -95,6 +95,13 @@ pub struct StoreInfo {
 
 /// The service's state: sessions, cache entries, devices. Every method may block (Redis
 /// round trips, a loader); errors come back as the answer the client gets.
+///
+/// A store runs core's cache scripts: [`run`](Self::run) takes one [`Call`] (built by
+/// `keyroute::cache::Call`, decoded by core's reply decoders), which Redis runs with
+/// `EVALSHA` and the memory store on core's state models, with the same replies. The
+/// message types are written once, over `run`, for every store; only the reads that wait
+/// and load ([`get_or_load`](Self::get_or_load), [`warm`](Self::warm)) are the store's
+/// own.
 pub trait Store: Send + Sync {
     /// Where it is and in which role.
     fn info(&self) -> StoreInfo;
@@ -111,57 +118,48 @@ pub trait Store: Send + Sync {
     fn ping(&self) -> Result<(), String> {
         Ok(())
     }
-    /// `session.create`: the new session id and its expiry (ms since the epoch).
-    fn session_create(
-        &self,
-        client: &str,
-        version: &str,
-        data: &[u8],
-    ) -> Result<(String, u64), Answer>;
-    /// `session.touch`.
-    fn session_touch(&self, sid: &str, version: Option<&str>) -> Result<Touch, Answer>;
-    /// `session.destroy`: whether it was live.
-    fn session_destroy(&self, sid: &str) -> Result<bool, Answer>;
-    /// `session.list`: (sid, expires_at) pairs.
-    fn session_list(&self, client: &str) -> Result<Vec<(String, u64)>, Answer>;
-    /// `cache.get`: the value, if one is stored.
-    fn cache_get(&self, client: &str, kind: &str) -> Result<Option<Vec<u8>>, Answer>;
-    /// `cache.put`: stores a value (bumping the fence: a load in flight is discarded).
-    fn cache_put(
-        &self,
-        client: &str,
-        kind: &str,
-        value: &[u8],
-        ttl_ms: Option<u64>,
-    ) -> Result<(), Answer>;
-    /// `cache.invalidate`: whether something was there.
-    fn cache_invalidate(&self, client: &str, kind: &str) -> Result<bool, Answer>;
+    /// How the store's scripts wake waiters: the `notify` argument of the calls that
+    /// change an entry (`PUBLISH` on one server, `SPUBLISH` on Cluster; the memory store
+    /// wakes its own waiters and takes none).
+    ///
+    /// ```
+    /// use keyroute_serve::store::{MemoryStore, Store};
+    /// assert_eq!(MemoryStore::new(Default::default()).notify(), keyroute::cache::Notify::Nothing);
+    /// ```
+    fn notify(&self) -> Notify {
+        Notify::Nothing
+    }
+    /// Runs one call of core's cache scripts, atomically; its reply as Redis gives it.
+    /// Every call a message type makes runs here: `sc-read`, `sc-put`, `sc-invalidate`,
+    /// the session scripts, `device-bind`, and any of them under `sess-guard`
+    /// ([`Call::in_session`]).
+    ///
+    /// ```
+    /// use keyroute::cache::{decode_read, Call, ClientKeys, TokenKey};
+    /// use keyroute_serve::store::{MemoryStore, Store};
+    /// let store = MemoryStore::new(Default::default());
+    /// let entry = ClientKeys::new(b"c-42", &TokenKey::DEFAULT)?.entry(b"cards")?;
+    /// let reply = store.run(&Call::read(&entry, None)).expect("memory answers");
+    /// assert_eq!(decode_read(reply), Ok(None));
+    /// # Ok::<(), keyroute::cache::InputError>(())
+    /// ```
+    fn run(&self, call: &Call<'_>) -> Result<Value, Answer>;
     /// `product.get`: the value, loaded through `loader` by one caller across every
-    /// instance sharing the store.
+    /// instance sharing the store. Under `session` the first read of the entry checks and
+    /// slides the session in the same atomic step (`SESSION_EXPIRED`: nothing was read
+    /// or loaded; a session of another client: `SESSION_CLIENT_MISMATCH`).
     fn get_or_load(
         &self,
+        session: Option<&SessionId>,
         client: &str,
         kind: &str,
         deadline: Instant,
         loader: Loader<'_>,
     ) -> Result<Vec<u8>, Answer>;
-    /// `device.bind`.
-    fn device_bind(&self, device: &str, client: &str) -> Result<(), Answer>;
     /// `app.start`: warms every cold kind of `kinds` for the device's client; how many
     /// kinds were loaded.
     fn warm(&self, device: &str, kinds: &[String], loader: WarmLoader<'_>)
         -> Result<usize, Answer>;
-}
-
-/// The soft and hard TTLs of a `cache.put`: `ttl_ms` for both when given (1 ms to
-/// [`keyroute::cache::MAX_MS`], else `BAD_TTL`), the defaults otherwise.
-pub(crate) fn put_ttls(ttl_ms: Option<u64>, soft: u64, hard: u64) -> Result<(u64, u64), Answer> {
-    match ttl_ms {
-        None => Ok((soft, hard)),
-        Some(t) => keyroute::cache::checked_ms("ttl_ms", i128::from(t), 1)
-            .map(|t| (t, t))
-            .map_err(|e| Answer::data(e.code(), e.to_string())),
-    }
 }
 
 /// The current time in ms since the Unix epoch.

@@ -1,19 +1,17 @@
-//! [`RedisStore`]: state shared by every instance on Redis (standalone or Cluster),
-//! through keyroute-redis's smart cache ([`SmartCache`], [`Sessions`], [`Devices`]):
-//! single flight across instances, fenced fills, sessions any instance can read.
+//! [`RedisStore`]: state shared by every instance on Redis (standalone or Cluster): the
+//! calls of the message types run as scripts (`EVALSHA`), reads that load through
+//! keyroute-redis's smart cache ([`SmartCache`]): single flight across instances, fenced
+//! fills, sessions any instance can read.
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::throttle::LogThrottle;
 
-use keyroute::cache::{Call, ClientKeys, GetReply, TokenKey, Touch, Value};
+use keyroute::cache::{Call, Notify, SessionId, Value};
 use keyroute::error::ErrorCode;
 use keyroute::frame::TransportError;
-use keyroute_redis::cache::{
-    eval_cluster, CacheConfig, Devices, LoadError, SessionConfig, Sessions, SmartCache,
-    Store as Shared,
-};
+use keyroute_redis::cache::{eval_cluster, CacheConfig, LoadError, SmartCache, Store as Shared};
 use keyroute_redis::cluster::{ClusterClient, ClusterConfig};
 use keyroute_redis::{connect, redact, Error, Reconnecting, Timeouts};
 
@@ -27,9 +25,6 @@ const MAX_IDLE: usize = 128;
 /// How long a `/readyz` probe's answer is reused: the probes of many scrapers at once
 /// cost Redis one `PING` (per master) at most this often.
 const PING_REUSE: Duration = Duration::from_millis(500);
-
-/// How long a device binding lasts.
-const DEVICE_TTL: Duration = Duration::from_secs(90 * 86_400);
 
 enum Direct {
     /// Behind Sentinel it follows a failover (asks the Sentinels at most once a second
@@ -47,7 +42,8 @@ pub struct RedisConfig {
     pub soft_ttl: Duration,
     /// How long a value is kept.
     pub hard_ttl: Duration,
-    /// Sessions' sliding lifetime.
+    /// Sessions' sliding lifetime (unused: each session call carries the service's
+    /// `--session-ttl-ms`).
     pub session_ttl: Duration,
     /// Connect and reply timeouts.
     pub timeouts: Timeouts,
@@ -68,8 +64,6 @@ pub struct RedisConfig {
 /// ```
 pub struct RedisStore {
     cache: SmartCache,
-    sessions: Sessions,
-    devices: Devices,
     shown: String,
     target: Target,
     direct: Mutex<Vec<Direct>>,
@@ -247,18 +241,8 @@ impl RedisStore {
             },
         )
         .map_err(|e| store_error(&e))?;
-        let sessions = Sessions::new(
-            shared.clone(),
-            SessionConfig {
-                ttl: config.session_ttl,
-                ..SessionConfig::default()
-            },
-        )
-        .map_err(|e| store_error(&e))?;
         let store = RedisStore {
             cache,
-            sessions,
-            devices: Devices::new(shared.clone()),
             shown: shared.describe().to_string(),
             target,
             direct: Mutex::new(Vec::new()),
@@ -317,20 +301,13 @@ impl RedisStore {
         out
     }
 
-    fn run(&self, call: &Call<'_>) -> Result<Value, DirectError> {
+    fn exec(&self, call: &Call<'_>) -> Result<Value, DirectError> {
         let (Target::Single(_, timeouts) | Target::Cluster(_, _, timeouts)) = self.target;
         self.with(|d| match d {
             Direct::Single(con) => Ok(keyroute_redis::cache::eval(con, call)?),
             // NOSCRIPT (a replica promoted by a failover has no scripts) is handled there.
             Direct::Cluster(c) => Ok(eval_cluster(c, call, timeouts)?),
         })
-    }
-
-    fn notify(&self) -> keyroute::cache::Notify {
-        match self.target {
-            Target::Single(..) => keyroute::cache::Notify::Publish,
-            Target::Cluster(..) => keyroute::cache::Notify::ShardPublish,
-        }
     }
 
     /// `PING` on a pooled connection: the standalone server (or the Sentinels' master),
@@ -437,117 +414,34 @@ impl Store for RedisStore {
         }
     }
 
-    fn session_create(
-        &self,
-        client: &str,
-        version: &str,
-        data: &[u8],
-    ) -> Result<(String, u64), Answer> {
-        let s = self
-            .sessions
-            .create(client, version, data)
-            .map_err(answer)?;
-        Ok((s.id.as_str().to_string(), s.expires_at))
-    }
-
-    fn session_touch(&self, sid: &str, version: Option<&str>) -> Result<Touch, Answer> {
-        self.sessions.touch(sid, version).map_err(answer)
-    }
-
-    fn session_destroy(&self, sid: &str) -> Result<bool, Answer> {
-        self.sessions.destroy(sid).map_err(answer)
-    }
-
-    fn session_list(&self, client: &str) -> Result<Vec<(String, u64)>, Answer> {
-        Ok(self
-            .sessions
-            .list(client)
-            .map_err(answer)?
-            .into_iter()
-            .map(|(sid, x)| (sid.as_str().to_string(), x))
-            .collect())
-    }
-
-    fn cache_get(&self, client: &str, kind: &str) -> Result<Option<Vec<u8>>, Answer> {
-        let keys = ClientKeys::new(client.as_bytes(), &TokenKey::DEFAULT)
-            .map_err(|e| Answer::data(e.code(), e.to_string()))?;
-        let entry = keys
-            .entry(kind.as_bytes())
-            .map_err(|e| Answer::data(e.code(), e.to_string()))?;
-        let mut cmd = redis::cmd("HGET");
-        cmd.arg(&entry).arg("v");
-        self.with(|d| match d {
-            Direct::Single(con) => cmd.query::<Option<Vec<u8>>>(con).map_err(DirectError::Raw),
-            Direct::Cluster(c) => Ok(c.query_key(&entry, &cmd)?),
-        })
-        .map_err(direct_answer)
-    }
-
-    fn cache_put(
-        &self,
-        client: &str,
-        kind: &str,
-        value: &[u8],
-        ttl_ms: Option<u64>,
-    ) -> Result<(), Answer> {
-        let keys = ClientKeys::new(client.as_bytes(), &TokenKey::DEFAULT)
-            .map_err(|e| Answer::data(e.code(), e.to_string()))?;
-        let entry = keys
-            .entry(kind.as_bytes())
-            .map_err(|e| Answer::data(e.code(), e.to_string()))?;
-        keyroute::cache::check_value_len(value.len(), self.cache.config().max_value_len)
-            .map_err(|e| Answer::data(e.code(), e.to_string()))?;
-        let c = self.cache.config();
-        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-        let (soft, hard) = super::put_ttls(ttl_ms, ms(c.soft_ttl), ms(c.hard_ttl))?;
-        let notify = self.notify();
-        // Invalidate (bumping the fence: a load in flight is discarded), lease, fill.
-        for _ in 0..3 {
-            self.run(&Call::invalidate(&entry, ms(c.lease), notify, None))
-                .map_err(direct_answer)?;
-            let got = self
-                .run(&Call::get(
-                    &entry,
-                    ms(c.lease),
-                    b"cache.put",
-                    0.0,
-                    false,
-                    None,
-                ))
-                .map_err(direct_answer)?;
-            let fence = match GetReply::decode(got) {
-                Ok(GetReply::Lease { fence, .. }) => fence,
-                Ok(_) => continue,
-                Err(e) => return Err(Answer::data(e.code(), e.to_string())),
-            };
-            let fill = Call::fill(&entry, fence, value, soft, hard, 0, notify, None);
-            self.run(&fill).map_err(direct_answer)?;
-            return Ok(());
+    fn notify(&self) -> Notify {
+        match self.target {
+            Target::Single(..) => Notify::Publish,
+            Target::Cluster(..) => Notify::ShardPublish,
         }
-        Err(Answer::Transport(TransportError::StoreUnavailable))
     }
 
-    fn cache_invalidate(&self, client: &str, kind: &str) -> Result<bool, Answer> {
-        self.cache.invalidate(client, kind).map_err(answer)
+    fn run(&self, call: &Call<'_>) -> Result<Value, Answer> {
+        self.exec(call).map_err(direct_answer)
     }
 
     fn get_or_load(
         &self,
+        session: Option<&SessionId>,
         client: &str,
         kind: &str,
         deadline: Instant,
         loader: Loader<'_>,
     ) -> Result<Vec<u8>, Answer> {
-        self.cache
-            .get_or_load(client, kind, deadline, || loader().map_err(loader_error))
-            .map_err(answer)
-    }
-
-    fn device_bind(&self, device: &str, client: &str) -> Result<(), Answer> {
-        self.devices
-            .bind(device, client, DEVICE_TTL)
-            .map(|_| ())
-            .map_err(answer)
+        let load = || loader().map_err(loader_error);
+        match session {
+            None => self.cache.get_or_load(client, kind, deadline, load),
+            Some(sid) => {
+                self.cache
+                    .get_or_load_in_session(sid.as_bytes(), client, kind, deadline, load)
+            }
+        }
+        .map_err(answer)
     }
 
     fn warm(

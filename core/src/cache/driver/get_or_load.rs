@@ -11,9 +11,11 @@ use super::heartbeat::Heartbeat;
 use super::settings::CacheSettings;
 use super::step::{Failure, Fault, LoadResult};
 use crate::cache::call::{Call, Notify};
+use crate::cache::error::InputError;
 use crate::cache::peek::Peek;
 use crate::cache::poll::{PollSchedule, MAX_FENCED_LOADS};
-use crate::cache::reply::GetReply;
+use crate::cache::reply::{GetReply, Guarded};
+use crate::cache::session_id::SessionId;
 use crate::cache::value::Value;
 use crate::util::ln;
 
@@ -147,6 +149,22 @@ pub struct GetOrLoad {
     backoff: PollSchedule,
     fenced: u32,
     counts: Counts,
+    /// The session the first `sc-get` runs under (`sess-guard`), until it has, and the
+    /// builder of that guarded call.
+    session: Option<(SessionId, Guard)>,
+}
+
+/// Builds a call under a session: [`Call::in_session`], held as a pointer set by
+/// [`GetOrLoad::in_session`], so that a runtime that never reads under a session (the
+/// JavaScript .wasm) does not link `sess-guard`, whose text inlines ten scripts.
+type Guard = for<'a> fn(&'a SessionId, Call<'a>, Option<u64>) -> Result<Call<'a>, InputError>;
+
+fn guarded<'a>(
+    sid: &'a SessionId,
+    call: Call<'a>,
+    now: Option<u64>,
+) -> Result<Call<'a>, InputError> {
+    Call::in_session(sid, call, now)
 }
 
 impl GetOrLoad {
@@ -183,7 +201,37 @@ impl GetOrLoad {
             backoff: PollSchedule::new(),
             fenced: 0,
             counts: Counts::default(),
+            session: None,
         }
+    }
+
+    /// The same read under the session `sid`: its first `sc-get` runs inside
+    /// [`Call::in_session`] (no warm-hit peek first), so the session is checked and slid in
+    /// the same atomic call as the read; when it is not live the read ends at once with
+    /// [`Failure::SessionExpired`] and nothing is read, leased or loaded. A session of
+    /// another client than the entry's ends it with [`Failure::Input`]
+    /// (`SESSION_CLIENT_MISMATCH`) before anything is sent.
+    ///
+    /// ```
+    /// use keyroute::cache::{ClientKeys, Failure, GetOrLoad, GetOrLoadStep as Step, SessionId, TokenKey, Value};
+    /// let keys = ClientKeys::new(b"c1", &TokenKey::DEFAULT)?;
+    /// let sid = SessionId::new(keys.token(), [1; 16]);
+    /// let mut read = GetOrLoad::new(keys.entry(b"cards")?, b"me", &Default::default(), Default::default(), 0, 5000)
+    ///     .in_session(sid);
+    /// match read.step(1, 0.5) {
+    ///     Step::Run(call) => assert_eq!((call.script.name(), &call.args[2][..]), ("sess-guard", &b"sc-get"[..])),
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// read.replied(Ok(Value::Array(vec![Value::Int(0)]))); // the session expired
+    /// assert_eq!(read.step(2, 0.5), Step::Done);
+    /// assert_eq!(read.outcome(), Some(Err(Failure::SessionExpired)));
+    /// # Ok::<(), keyroute::cache::InputError>(())
+    /// ```
+    #[must_use]
+    pub fn in_session(mut self, sid: SessionId) -> Self {
+        self.session = Some((sid, guarded));
+        self.peeked = true;
+        self
     }
 
     /// The entry read.
@@ -253,14 +301,24 @@ impl GetOrLoad {
                 State::Get | State::Getting => {
                     self.state = State::Getting;
                     let s = &self.settings;
-                    return Step::Run(Call::get(
+                    let get = Call::get(
                         &self.entry,
                         s.lease_ms,
                         &self.owner,
                         self.xfetch_e,
                         s.serve_stale,
                         None,
-                    ));
+                    );
+                    let Some((sid, guard)) = &self.session else {
+                        return Step::Run(get);
+                    };
+                    match guard(sid, get, None) {
+                        Ok(call) => return Step::Run(call),
+                        Err(e) => {
+                            self.state = State::Done(Err(Failure::Input(e)));
+                            return Step::Done;
+                        }
+                    }
                 }
                 State::Peeking => return Step::Peek { key: &self.entry },
                 State::Waiting { remaining_ms } => {
@@ -414,6 +472,21 @@ impl GetOrLoad {
             }
         };
         self.io_failed = false;
+        let value = if self.session.take().is_some() {
+            match Guarded::decode(value) {
+                Ok(Guarded::Live { reply, .. }) => reply,
+                Ok(Guarded::Expired) => {
+                    self.state = State::Done(Err(Failure::SessionExpired));
+                    return;
+                }
+                Err(e) => {
+                    self.state = State::Done(Err(Failure::Reply(e)));
+                    return;
+                }
+            }
+        } else {
+            value
+        };
         self.state = match GetReply::decode(value) {
             Err(e) => State::Done(Err(Failure::Reply(e))),
             Ok(GetReply::Hit { value, .. } | GetReply::Stale { value, .. }) => {

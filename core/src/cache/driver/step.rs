@@ -142,6 +142,9 @@ pub enum Failure {
     Refused,
     /// The loader panicked ([`LoadResult::Panicked`]): resume the panic.
     Panicked,
+    /// The session the read ran under is not live (`SESSION_EXPIRED`): nothing was read,
+    /// leased or loaded ([`GetOrLoad::in_session`](super::GetOrLoad::in_session)).
+    SessionExpired,
 }
 
 impl Failure {
@@ -159,6 +162,7 @@ impl Failure {
             Failure::Backend { .. } => ErrorCode::BackendError,
             Failure::Reply(e) => e.code(),
             Failure::Input(e) => e.code(),
+            Failure::SessionExpired => ErrorCode::SessionExpired,
             Failure::Io | Failure::Refused | Failure::Panicked => ErrorCode::Internal,
         }
     }

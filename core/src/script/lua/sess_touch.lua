@@ -7,22 +7,11 @@ end
 --#include key_types(hash, zset)
 --#include now_optional
 --#include digits
-local function tidy()
-  redis.call('ZREMRANGEBYSCORE', ik, '-inf', s(now))
-  local top = redis.call('ZRANGE', ik, -1, -1, 'WITHSCORES')
-  if top[2] then redis.call('PEXPIREAT', ik, top[2]) end
-end
+--#include session_tidy
 local h = redis.call('HMGET', sk, 'c', 'ver', 'd', 'x', 'ttl', 'ma', 'ca')
-if not h[4] or tonumber(h[4]) <= now then
-  redis.call('DEL', sk)
-  redis.call('ZREM', ik, sid)
-  tidy()
-  return {0}
-end
+--#include session_gone(not h[4] or tonumber(h[4]) <= now)
 if check == '1' and h[2] ~= ver then return {2, h[2]} end
-local x = now + tonumber(h[5])
-local ma, ca = tonumber(h[6]), tonumber(h[7])
-if ma > 0 and ca + ma < x then x = ca + ma end
+--#include session_slide(h[5], h[6], h[7])
 redis.call('HSET', sk, 'x', s(x))
 redis.call('PEXPIREAT', sk, s(x))
 redis.call('ZADD', ik, s(x), sid)
