@@ -52,7 +52,7 @@ def test_the_header_codec_and_tables_are_cores() -> None:
         serve.encode_header(0x10000)
     with pytest.raises(keyroute.BadTypeError):
         serve.decode_header("not bytes")  # type: ignore[arg-type]
-    assert serve.TYPES == dict(_keyroute.FRAME_MSG_TYPES) and len(serve.TYPES) == 15
+    assert serve.TYPES == dict(_keyroute.FRAME_MSG_TYPES) and len(serve.TYPES) == 16 and serve.TYPES["session.update"] == 14
     assert serve.TRANSPORT_ERRORS == dict(_keyroute.FRAME_TRANSPORT_ERRORS)
     assert (serve.VERSION, serve.SYSTEM, serve.REPLY_BIT, serve.FLAG_DATA_ERROR) == (1, 0, 0x8000, 1)
     # Not part of the package's top level.
