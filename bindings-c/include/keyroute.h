@@ -58,6 +58,12 @@
 #define KEYROUTE_NO_SLOT 65535
 
 /**
+ * The value `keyroute_ring_get_many_packed()` and `keyroute_router_get_many_packed()`
+ * write for a key when there is no node (an empty ring or router).
+ */
+#define KEYROUTE_NO_NODE UINT32_MAX
+
+/**
  * Connect, read and write timeout of `keyroute_least_used_open()` and
  * `keyroute_leases_open()` when `timeout_ms` is 0.
  */
@@ -982,6 +988,20 @@ enum keyroute_status keyroute_key_slots(const uint8_t *const *keys,
                                         uint16_t *slots_out);
 
 /**
+ * The slots of `count` keys stored back to back in `data` (`data_len` bytes, at most
+ * 2^30): key `i` is `data[ends[i - 1]..ends[i]]` (key 0 starts at 0), and
+ * `slots_out[i]` gets its slot. One contiguous buffer instead of a pointer per key: what
+ * a binding that copies its keys once hands over (Java's `Slots.keySlots`).
+ * `KEYROUTE_OUT_OF_RANGE` when an end goes down or past `data_len`; otherwise as
+ * `keyroute_key_slots()`. Thread-safe.
+ */
+enum keyroute_status keyroute_key_slots_packed(const uint8_t *data,
+                                               size_t data_len,
+                                               const uint32_t *ends,
+                                               size_t count,
+                                               uint16_t *slots_out);
+
+/**
  * The hash tag of `key`: the part that is hashed for its slot, as an offset and length
  * into `key` (the whole key when it has no non-empty `{...}` tag). Thread-safe.
  */
@@ -1226,6 +1246,21 @@ enum keyroute_status keyroute_ring_get_many(const struct keyroute_ring *ring,
                                             size_t *indexes_out);
 
 /**
+ * Batch lookup over keys stored back to back in `data` (`data_len` bytes, at most
+ * 2^30): key `i` is `data[ends[i - 1]..ends[i]]` (key 0 starts at 0), and
+ * `indexes_out[i]` gets the index of its node, or `KEYROUTE_NO_NODE` when the ring is
+ * empty. One contiguous buffer and 4-byte indexes: what a binding that copies its keys
+ * once hands over (Java's `Ring.getManyIndexes`). `KEYROUTE_OUT_OF_RANGE` when an end
+ * goes down or past `data_len`; otherwise as `keyroute_ring_get_many()`.
+ */
+enum keyroute_status keyroute_ring_get_many_packed(const struct keyroute_ring *ring,
+                                                   const uint8_t *data,
+                                                   size_t data_len,
+                                                   const uint32_t *ends,
+                                                   size_t count,
+                                                   uint32_t *indexes_out);
+
+/**
  * Up to `n` distinct nodes for `key`, walking clockwise from its point: the owner
  * first, then the replicas. Writes `*count_out` names to `nodes_out[0..]` (capacity
  * `n`) and, if `lens_out` is not NULL, their lengths to `lens_out[0..]`. Fewer than `n`
@@ -1440,6 +1475,18 @@ enum keyroute_status keyroute_router_get_many(const struct keyroute_router *rout
                                               const size_t *lens,
                                               size_t count,
                                               size_t *indexes_out);
+
+/**
+ * Batch lookup over keys stored back to back (as `keyroute_ring_get_many_packed()`):
+ * `indexes_out[i]` = the index of the node owning key `i`, or `KEYROUTE_NO_NODE`
+ * without nodes.
+ */
+enum keyroute_status keyroute_router_get_many_packed(const struct keyroute_router *router,
+                                                     const uint8_t *data,
+                                                     size_t data_len,
+                                                     const uint32_t *ends,
+                                                     size_t count,
+                                                     uint32_t *indexes_out);
 
 /**
  * Up to `n` distinct candidates for `key`, the owner first (the ring walk, the

@@ -10,7 +10,7 @@ use keyroute_core::ring::{checked_weight, NodeSpec};
 
 use crate::ffi::{
     array, array_mut, bytes, free, get, guard, guard_or, hand_out, put, required, tag, text,
-    ByteList, Fail, Handle, Res,
+    ByteList, Fail, Handle, Packed, Res,
 };
 use crate::status::keyroute_status;
 
@@ -411,6 +411,38 @@ pub unsafe extern "C" fn keyroute_router_get_many(
         };
         for (o, k) in out.iter_mut().zip(keys.iter()) {
             *o = r.router.get_index(k).unwrap_or(usize::MAX);
+        }
+        Ok(())
+    })
+}
+
+/// Batch lookup over keys stored back to back (as `keyroute_ring_get_many_packed()`):
+/// `indexes_out[i]` = the index of the node owning key `i`, or `KEYROUTE_NO_NODE`
+/// without nodes.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_router_get_many_packed(
+    router: *const keyroute_router,
+    data: *const u8,
+    data_len: usize,
+    ends: *const u32,
+    count: usize,
+    indexes_out: *mut u32,
+) -> keyroute_status {
+    guard(|| {
+        // SAFETY: NULL or a live router; `data_len` bytes and `count` entries (documented).
+        let (r, keys, out) = unsafe {
+            (
+                get(router, "router")?,
+                Packed::new(data, data_len, ends, count, "keys")?,
+                array_mut(indexes_out, count, "indexes_out")?,
+            )
+        };
+        for (o, k) in out.iter_mut().zip(keys.iter()) {
+            *o = r
+                .router
+                .get_index(k)
+                .and_then(|i| u32::try_from(i).ok())
+                .unwrap_or(crate::ring::KEYROUTE_NO_NODE);
         }
         Ok(())
     })

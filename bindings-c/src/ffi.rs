@@ -315,6 +315,69 @@ impl<'a> ByteList<'a> {
     }
 }
 
+/// Keys stored back to back, as a binding that copies its keys into one buffer hands
+/// them over (`keyroute_ring_get_many_packed()` and the other `_packed` calls): key `i`
+/// is `data[ends[i - 1]..ends[i]]` (key 0 starts at 0). Everything is checked before the
+/// first key is used; nothing is allocated.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Packed<'a> {
+    data: &'a [u8],
+    ends: &'a [u32],
+}
+
+impl<'a> Packed<'a> {
+    /// # Safety
+    /// `data` is NULL or holds `data_len` readable bytes, `ends` NULL or `count` entries,
+    /// for `'a`.
+    pub(crate) unsafe fn new(
+        data: *const u8,
+        data_len: usize,
+        ends: *const u32,
+        count: usize,
+        arg: &str,
+    ) -> Res<Self> {
+        sized::<u8>(
+            data_len,
+            arg,
+            keyroute_core::keys::MAX_BATCH_BYTES as u64,
+            "bytes",
+        )?;
+        // SAFETY: as the caller promises.
+        let (data, ends) = unsafe {
+            (
+                bytes(data, data_len, arg)?,
+                array(ends, count, &format!("{arg} ends"))?,
+            )
+        };
+        let mut start = 0u32;
+        for (i, &end) in ends.iter().enumerate() {
+            if end < start || end as usize > data.len() {
+                return Err(Fail::new(
+                    ErrorCode::OutOfRange,
+                    format!(
+                        "`{arg} ends`[{i}] is {end}: the ends must not go down and stay within \
+                         the {} bytes given",
+                        data.len()
+                    ),
+                ));
+            }
+            start = end;
+        }
+        Ok(Packed { data, ends })
+    }
+
+    /// The keys, in order.
+    pub(crate) fn iter(self) -> impl ExactSizeIterator<Item = &'a [u8]> {
+        let data = self.data;
+        let mut start = 0usize;
+        self.ends.iter().map(move |&end| {
+            let key = data.get(start..end as usize).unwrap_or_default();
+            start = end as usize;
+            key
+        })
+    }
+}
+
 /// `KEYROUTE_OUT_OF_RANGE` for an index past the end of `len` items.
 pub(crate) fn out_of_range(what: &str, index: usize, len: usize) -> Fail {
     Fail::new(
@@ -527,6 +590,29 @@ mod tests {
         let msg = unsafe { CStr::from_ptr(crate::status::keyroute_last_error_message()) };
         assert!(msg.to_string_lossy().contains("boom"), "{msg:?}");
         assert_eq!(guard_or(7, || panic!("x")), 7);
+    }
+
+    #[test]
+    fn packed_keys_are_checked_then_read_in_order() {
+        let data = b"abcdef";
+        let ends = [1u32, 1, 4, 6];
+        let p = unsafe { Packed::new(data.as_ptr(), 6, ends.as_ptr(), 4, "keys") }.unwrap();
+        let keys: Vec<&[u8]> = p.iter().collect();
+        assert_eq!(keys, [&b"a"[..], b"", b"bcd", b"ef"]);
+        let down = [2u32, 1];
+        let e = unsafe { Packed::new(data.as_ptr(), 6, down.as_ptr(), 2, "keys") }.unwrap_err();
+        assert_eq!(e.status, KEYROUTE_OUT_OF_RANGE);
+        let past = [7u32];
+        let e = unsafe { Packed::new(data.as_ptr(), 6, past.as_ptr(), 1, "keys") }.unwrap_err();
+        assert_eq!(e.status, KEYROUTE_OUT_OF_RANGE);
+        let e =
+            unsafe { Packed::new(data.as_ptr(), 1 << 31, ends.as_ptr(), 4, "keys") }.unwrap_err();
+        assert_eq!(e.status, KEYROUTE_TOO_LARGE);
+        let e =
+            unsafe { Packed::new(std::ptr::null(), 0, std::ptr::null(), 1, "keys") }.unwrap_err();
+        assert_eq!(e.status, KEYROUTE_NULL_ARGUMENT);
+        let none = unsafe { Packed::new(std::ptr::null(), 0, std::ptr::null(), 0, "keys") };
+        assert_eq!(none.unwrap().iter().count(), 0);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use keyroute_core::ring::{
 
 use crate::ffi::{
     array_mut, bytes, free, get, get_mut, guard, guard_or, hand_out, out_of_range, put, required,
-    tag, text, too_small, ByteList, Fail, Handle, Res,
+    tag, text, too_small, ByteList, Fail, Handle, Packed, Res,
 };
 use crate::status::keyroute_status;
 
@@ -322,6 +322,40 @@ pub unsafe extern "C" fn keyroute_ring_get_many(
                 *o = if i == NO_NODE { usize::MAX } else { i as usize };
             }
         }
+        Ok(())
+    })
+}
+
+/// The value `keyroute_ring_get_many_packed()` and `keyroute_router_get_many_packed()`
+/// write for a key when there is no node (an empty ring or router).
+pub const KEYROUTE_NO_NODE: u32 = u32::MAX;
+
+/// Batch lookup over keys stored back to back in `data` (`data_len` bytes, at most
+/// 2^30): key `i` is `data[ends[i - 1]..ends[i]]` (key 0 starts at 0), and
+/// `indexes_out[i]` gets the index of its node, or `KEYROUTE_NO_NODE` when the ring is
+/// empty. One contiguous buffer and 4-byte indexes: what a binding that copies its keys
+/// once hands over (Java's `Ring.getManyIndexes`). `KEYROUTE_OUT_OF_RANGE` when an end
+/// goes down or past `data_len`; otherwise as `keyroute_ring_get_many()`.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_ring_get_many_packed(
+    ring: *const keyroute_ring,
+    data: *const u8,
+    data_len: usize,
+    ends: *const u32,
+    count: usize,
+    indexes_out: *mut u32,
+) -> keyroute_status {
+    guard(|| {
+        // SAFETY: NULL or a live ring; `data_len` bytes and `count` entries (documented).
+        let (r, keys, out) = unsafe {
+            (
+                get(ring, "ring")?,
+                Packed::new(data, data_len, ends, count, "keys")?,
+                array_mut(indexes_out, count, "indexes_out")?,
+            )
+        };
+        // Core's batch lookup writes the 4-byte indexes (and NO_NODE) as they are.
+        r.ring.get_many_to_slice(keys.iter(), out);
         Ok(())
     })
 }

@@ -10,7 +10,7 @@ use keyroute_core::slot::{
 
 use crate::ffi::{
     array_mut, bytes, free, get, get_mut, guard, guard_or, hand_out, out_of_range, put, required,
-    tag, text, ByteList, Fail, Handle, Res,
+    tag, text, ByteList, Fail, Handle, Packed, Res,
 };
 use crate::status::keyroute_status;
 
@@ -47,6 +47,34 @@ pub unsafe extern "C" fn keyroute_key_slots(
         let (keys, out) = unsafe {
             (
                 ByteList::new(keys, lens, count, "keys")?,
+                array_mut(slots_out, count, "slots_out")?,
+            )
+        };
+        // `out` holds exactly `count` entries: this cannot fail.
+        let _ = slot::key_slots_from(keys.iter(), out);
+        Ok(())
+    })
+}
+
+/// The slots of `count` keys stored back to back in `data` (`data_len` bytes, at most
+/// 2^30): key `i` is `data[ends[i - 1]..ends[i]]` (key 0 starts at 0), and
+/// `slots_out[i]` gets its slot. One contiguous buffer instead of a pointer per key: what
+/// a binding that copies its keys once hands over (Java's `Slots.keySlots`).
+/// `KEYROUTE_OUT_OF_RANGE` when an end goes down or past `data_len`; otherwise as
+/// `keyroute_key_slots()`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn keyroute_key_slots_packed(
+    data: *const u8,
+    data_len: usize,
+    ends: *const u32,
+    count: usize,
+    slots_out: *mut u16,
+) -> keyroute_status {
+    guard(|| {
+        // SAFETY: `data_len` bytes and `count` entries (documented contract).
+        let (keys, out) = unsafe {
+            (
+                Packed::new(data, data_len, ends, count, "keys")?,
                 array_mut(slots_out, count, "slots_out")?,
             )
         };

@@ -468,6 +468,45 @@ static struct list list(size_t cap)
 }
 
 /* An output array of `count` entries of `size` bytes (NULL sometimes). */
+/* Keys back to back for the _packed calls: bytes, and `count` ends (at most `cap` real
+ * ones) that stay within them unless this is a bad draw. */
+struct packed {
+    struct bytes data;
+    uint32_t *ends;
+    size_t count;
+};
+static struct packed packed(size_t cap)
+{
+    struct packed k = {bytes(), NULL, 0};
+    switch (below(8)) {
+    case 0:
+        return k;
+    case 1:
+        k.count = huge_count();
+        bad = 1;
+        if (one_in(2))
+            return k;
+        break;
+    default:
+        k.count = 1 + below(cap);
+    }
+    size_t n = k.count > cap ? cap : k.count, end = 0;
+    k.ends = alloc(n * sizeof *k.ends);
+    for (size_t i = 0; i < n; i++) {
+        if (one_in(12)) {
+            end = end ? end - 1 : k.data.len + 1; /* goes down, or past the bytes */
+            bad = 1;
+        } else if (k.data.len > end && k.data.len < UINT32_MAX) {
+            end += below(k.data.len - end + 1);
+        }
+        k.ends[i] = (uint32_t)end;
+    }
+    if (one_in(10)) {
+        k.ends = NULL;
+        bad = 1;
+    }
+    return k;
+}
 static void *out_array(size_t count, size_t size)
 {
     if (one_in(10)) {
@@ -571,6 +610,12 @@ CALL(c_key_slots)
     struct list l = list(16);
     return keyroute_key_slots(l.ptrs, l.lens, l.count, out_array(l.count > 16 ? 16 : l.count, 2));
 }
+CALL(c_key_slots_packed)
+{
+    struct packed k = packed(16);
+    return keyroute_key_slots_packed(k.data.p, k.data.len, k.ends, k.count,
+                                     out_array(k.count > 16 ? 16 : k.count, 2));
+}
 CALL(c_hash_tag)
 {
     struct bytes k = bytes();
@@ -661,6 +706,12 @@ CALL(c_ring_get_many)
     struct list l = list(16);
     return keyroute_ring_get_many(handle(K_RING), (const uint8_t *const *)l.ptrs, l.lens, l.count,
                                   out_array(l.count > 16 ? 16 : l.count, sizeof(size_t)));
+}
+CALL(c_ring_get_many_packed)
+{
+    struct packed k = packed(16);
+    return keyroute_ring_get_many_packed(handle(K_RING), k.data.p, k.data.len, k.ends, k.count,
+                                         out_array(k.count > 16 ? 16 : k.count, 4));
 }
 CALL(c_ring_get_n)
 {
@@ -1105,12 +1156,12 @@ struct call {
 };
 #define C(f, r) {#f + 2, f}
 static const struct call CALLS[] = {
-    C(c_key_slot, 0), C(c_key_slots, 0), C(c_hash_tag, 0), C(c_slot_map_add_master, 0),
+    C(c_key_slot, 0), C(c_key_slots, 0), C(c_key_slots_packed, 0), C(c_hash_tag, 0), C(c_slot_map_add_master, 0),
     C(c_slot_map_add_replica, 0), C(c_slot_map_assign, 0), C(c_slot_map_unassign, 0),
     C(c_slot_map_owner, 0), C(c_slot_map_owner_of_key, 0), C(c_slot_map_node, 0),
     C(c_slot_map_counts, 0), C(c_redirect_parse, 0), C(c_slot_map_apply_redirect, 0),
     C(c_ring_new, 0), C(c_ring_from_spec, 0), C(c_ring_add, 0), C(c_ring_remove, 0),
-    C(c_ring_set_weight, 0), C(c_ring_get, 0), C(c_ring_get_index, 0), C(c_ring_get_many, 0),
+    C(c_ring_set_weight, 0), C(c_ring_get, 0), C(c_ring_get_index, 0), C(c_ring_get_many, 0), C(c_ring_get_many_packed, 0),
     C(c_ring_get_n, 0), C(c_ring_info, 0), C(c_ring_node, 0), C(c_ring_shares, 0),
     C(c_ring_diff, 0), C(c_diff_read, 0), C(c_plan_new, 0), C(c_plan_from_spec, 0),
     C(c_plan_read, 0), C(c_plan_apply, 0), C(c_pool_seed, 0), C(c_pool_pick, 0),

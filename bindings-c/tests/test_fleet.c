@@ -155,6 +155,7 @@ static void test_api(void)
     uint32_t w;
     const uint8_t *ks[] = {B("x"), B("y"), B("z")};
     size_t kl[] = {1, 1, 1};
+    uint32_t ends[] = {1, 2, 3}, down[] = {1, 0, 3}, packed[3];
     (void)cands;
     for (i = 0; i < sizeof engines / sizeof *engines; i++) {
         ST(keyroute_router_new(engines[i], names, NULL, 4, NULL, NULL, 0, &r), KEYROUTE_OK);
@@ -167,6 +168,10 @@ static void test_api(void)
         CHECK(count == 4 && order[0] == idx && strcmp(names[idx], name) == 0);
         ST(keyroute_router_get_many(r, ks, kl, 3, many), KEYROUTE_OK);
         CHECK(many[0] < 4 && many[1] < 4 && many[2] < 4);
+        ST(keyroute_router_get_many_packed(r, B("xyz"), 3, ends, 3, packed), KEYROUTE_OK);
+        CHECK(packed[0] == many[0] && packed[1] == many[1] && packed[2] == many[2]);
+        ST(keyroute_router_get_many_packed(r, B("xyz"), 3, down, 3, packed),
+           KEYROUTE_OUT_OF_RANGE);
         ST(keyroute_router_node(r, 2, &name, &len, &w), KEYROUTE_OK);
         CHECK(strcmp(name, "c") == 0 && len == 1 && w == 1);
         ST(keyroute_router_node(r, 4, &name, NULL, NULL), KEYROUTE_OUT_OF_RANGE);

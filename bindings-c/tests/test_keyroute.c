@@ -37,16 +37,42 @@ static void batch_push(key_batch *b, char *key, size_t len, size_t idx)
     b->n++;
 }
 
+/* The keys of `b` back to back, for the _packed calls: the bytes (returned) and the end of
+ * each key in ends[i]. */
+static uint8_t *pack(char **keys, const size_t *lens, size_t n, uint32_t *ends)
+{
+    size_t i, total = 0;
+    uint8_t *data;
+    for (i = 0; i < n; i++)
+        total += lens[i];
+    data = (uint8_t *)xmalloc(total + 1);
+    for (i = 0, total = 0; i < n; i++) {
+        memcpy(data + total, keys[i], lens[i]);
+        total += lens[i];
+        ends[i] = (uint32_t)total;
+    }
+    return data;
+}
+
 static void batch_check_and_clear(keyroute_ring *ring, key_batch *b)
 {
     size_t *got = (size_t *)xmalloc(b->n * sizeof *got), i;
+    uint32_t *ends = (uint32_t *)xmalloc(b->n * sizeof *ends);
+    uint32_t *packed = (uint32_t *)xmalloc(b->n * sizeof *packed);
+    uint8_t *data = pack(b->keys, b->lens, b->n, ends);
     ST(keyroute_ring_get_many(ring, (const uint8_t *const *)b->keys, b->lens, b->n, got),
+       KEYROUTE_OK);
+    ST(keyroute_ring_get_many_packed(ring, data, b->n ? ends[b->n - 1] : 0, ends, b->n, packed),
        KEYROUTE_OK);
     for (i = 0; i < b->n; i++) {
         CHECKD(got[i] == b->expect_index[i], "get_many");
+        CHECKD(packed[i] == b->expect_index[i], "get_many_packed");
         free(b->keys[i]);
     }
     free(got);
+    free(ends);
+    free(packed);
+    free(data);
     b->n = 0;
 }
 
@@ -242,12 +268,20 @@ static void run_vectors(const char *path)
     if (slot_n) {
         uint16_t *got = (uint16_t *)xmalloc(slot_n * sizeof *got);
         size_t i;
+        uint16_t *packed = (uint16_t *)xmalloc(slot_n * sizeof *packed);
+        uint32_t *ends = (uint32_t *)xmalloc(slot_n * sizeof *ends);
+        uint8_t *data = pack((char **)slot_keys, slot_lens, slot_n, ends);
         ST(keyroute_key_slots(slot_keys, slot_lens, slot_n, got), KEYROUTE_OK);
+        ST(keyroute_key_slots_packed(data, ends[slot_n - 1], ends, slot_n, packed), KEYROUTE_OK);
         for (i = 0; i < slot_n; i++) {
             CHECK(got[i] == slot_want[i]);
+            CHECK(packed[i] == slot_want[i]);
             free((void *)slot_keys[i]);
         }
         free(got);
+        free(packed);
+        free(ends);
+        free(data);
     }
     free((void *)slot_keys);
     free(slot_lens);
@@ -285,7 +319,7 @@ static const struct {
     S(REDIS_READONLY), S(REDIS_TLS),
     S(CACHE_TIMEOUT), S(BACKEND_ERROR), S(SESSION_EXPIRED), S(VERSION_MISMATCH), S(NOT_FOUND),
     S(VALUE_TOO_LARGE), S(BAD_CLIENT_ID), S(BAD_KIND), S(BAD_DEVICE_ID), S(BAD_SESSION_ID),
-    S(BAD_VERSION), S(BAD_CONFIG), S(UNSUPPORTED_CONFIG),
+    S(BAD_VERSION), S(SESSION_CLIENT_MISMATCH), S(BAD_CONFIG), S(UNSUPPORTED_CONFIG),
 };
 #undef S
 
@@ -501,6 +535,32 @@ static void test_ring_errors(void)
         kl = SIZE_MAX; /* a key no object can be */
         ST(keyroute_ring_get_many(r, &k, &kl, 1, &one), KEYROUTE_TOO_LARGE);
     }
+    {
+        /* the packed batch: "x", "", "yz"; ends that go down or past the bytes are refused */
+        const uint8_t *data = B("xyz");
+        uint32_t ends[] = {1, 1, 3}, bad[] = {2, 1, 3}, past[] = {1, 1, 4}, out[3] = {0};
+        uint16_t slots[3] = {0};
+        ST(keyroute_ring_get_many_packed(r, data, 3, ends, 3, out), KEYROUTE_OK);
+        CHECK(out[0] < 2 && out[1] < 2 && out[2] < 2);
+        ST(keyroute_ring_get_index(r, B("yz"), 2, &idx), KEYROUTE_OK);
+        CHECK(out[2] == idx);
+        STM(keyroute_ring_get_many_packed(r, data, 3, bad, 3, out), KEYROUTE_OUT_OF_RANGE,
+            "ends");
+        ST(keyroute_ring_get_many_packed(r, data, 3, past, 3, out), KEYROUTE_OUT_OF_RANGE);
+        ST(keyroute_ring_get_many_packed(r, NULL, 0, NULL, 0, NULL), KEYROUTE_OK);
+        ST(keyroute_ring_get_many_packed(r, NULL, 3, ends, 3, out), KEYROUTE_NULL_ARGUMENT);
+        ST(keyroute_ring_get_many_packed(r, data, 3, NULL, 3, out), KEYROUTE_NULL_ARGUMENT);
+        ST(keyroute_ring_get_many_packed(r, data, 3, ends, 3, NULL), KEYROUTE_NULL_ARGUMENT);
+        ST(keyroute_ring_get_many_packed(r, data, 3, ends, SIZE_MAX, out), KEYROUTE_TOO_LARGE);
+        ST(keyroute_ring_get_many_packed(r, data, SIZE_MAX, ends, 3, out), KEYROUTE_TOO_LARGE);
+        ST(keyroute_ring_get_many_packed(NULL, data, 3, ends, 3, out), KEYROUTE_NULL_ARGUMENT);
+        ST(keyroute_key_slots_packed(data, 3, ends, 3, slots), KEYROUTE_OK);
+        CHECK(slots[0] == keyroute_key_slot(B("x"), 1) && slots[1] == 0 &&
+              slots[2] == keyroute_key_slot(B("yz"), 2));
+        ST(keyroute_key_slots_packed(data, 3, bad, 3, slots), KEYROUTE_OUT_OF_RANGE);
+        ST(keyroute_key_slots_packed(data, 3, ends, 3, NULL), KEYROUTE_NULL_ARGUMENT);
+        ST(keyroute_key_slots_packed(NULL, 0, NULL, 0, NULL), KEYROUTE_OK);
+    }
     CHECK(keyroute_ring_len(NULL) == 0 && keyroute_ring_point_count(NULL) == 0);
 
     /* removing every node empties the ring again */
@@ -512,8 +572,11 @@ static void test_ring_errors(void)
     {
         const uint8_t *k = B("x");
         size_t kl = 1, out = 0;
+        uint32_t end = 1, packed = 0;
         ST(keyroute_ring_get_many(r, &k, &kl, 1, &out), KEYROUTE_OK);
         CHECK(out == SIZE_MAX);
+        ST(keyroute_ring_get_many_packed(r, k, 1, &end, 1, &packed), KEYROUTE_OK);
+        CHECK(packed == KEYROUTE_NO_NODE);
     }
     ST(keyroute_ring_free(r), KEYROUTE_OK);
     ST(keyroute_ring_free(NULL), KEYROUTE_OK);
