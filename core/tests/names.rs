@@ -8,6 +8,10 @@
 //! committed file differs, or holds a block it does not know (set `KEYROUTE_UPDATE_DOCS=1`
 //! to write them).
 //!
+//! Java's `ErrorCode` enum (name, number and summary of every code), `Limits` and
+//! `Keyroute.VERSION` (bindings-java/) are generated the same way; the jar refuses a
+//! libkeyroute of another version at load time.
+//!
 //! The runtime values are checked against the generated types too: Python's by
 //! `mypy.stubtest` (a `Final` constant's value must be the module's), JavaScript's by
 //! `bindings-js/test/types.test.mjs` (`ERROR_CODES`, `LIMITS`, `SLOT_COUNT`,
@@ -40,6 +44,7 @@ const CODES_BLOCK: &str = "error codes from core's ErrorCode";
 const LIMITS_BLOCK: &str = "limits and constants from core";
 const SLOT_COUNT_BLOCK: &str = "the slot count from core";
 const CACHE_LIMITS_BLOCK: &str = "the smart cache's limits from core";
+const VERSION_BLOCK: &str = "the version from core";
 const FRAME_BLOCK: &str = "message types, transport errors and header constants from core's frame";
 
 fn profiles() -> Vec<&'static str> {
@@ -132,6 +137,46 @@ fn frame_constants() -> Vec<(&'static str, u64)> {
     ]
 }
 
+/// A Java string literal of `s`.
+fn java_str(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// The constants of Java's `ErrorCode` enum: `NAME(number, "summary"),`, in number order.
+fn java_error_codes() -> String {
+    let mut out = String::new();
+    let last = ErrorCode::ALL.len() - 1;
+    for (i, c) in ErrorCode::ALL.iter().enumerate() {
+        let end = if i == last { ";" } else { "," };
+        out.push_str(&format!(
+            "    /** {} */\n    {}({}, {}){end}\n",
+            c.summary().replace("*/", "* /"),
+            c.as_str(),
+            c.number(),
+            java_str(c.summary())
+        ));
+    }
+    out
+}
+
+/// Java's `Limits` constants: `public static final int|long NAME = value;`.
+fn java_constants() -> String {
+    let mut all = py_constants();
+    all.extend([
+        ("MAX_BATCH_BYTES", n(MAX_BATCH_BYTES)),
+        ("MAX_KEY_BYTES", n(MAX_KEY_BYTES)),
+    ]);
+    all.iter()
+        .map(|(name, v)| {
+            if *v <= i32::MAX as u64 {
+                format!("    public static final int {name} = {v};\n")
+            } else {
+                format!("    public static final long {name} = {v}L;\n")
+            }
+        })
+        .collect()
+}
+
 /// `items` joined by spaces, in lines of at most 96 characters starting with `indent`.
 fn wrap(items: &[String], indent: &str) -> String {
     let mut out = String::new();
@@ -191,6 +236,27 @@ fn targets() -> Vec<(&'static str, &'static str, &'static str, String)> {
     let msg_types: Vec<&str> = MsgType::ALL.iter().map(|t| t.name()).collect();
     let transport: Vec<&str> = TransportError::ALL.iter().map(|e| e.name()).collect();
     vec![
+        (
+            "bindings-java/src/main/java/org/keyroute/ErrorCode.java",
+            "    //",
+            CODES_BLOCK,
+            java_error_codes(),
+        ),
+        (
+            "bindings-java/src/main/java/org/keyroute/Limits.java",
+            "    //",
+            LIMITS_BLOCK,
+            java_constants(),
+        ),
+        (
+            "bindings-java/src/main/java/org/keyroute/Keyroute.java",
+            "    //",
+            VERSION_BLOCK,
+            format!(
+                "    /** This jar's version: libkeyroute must be the same. */\n    public static final String VERSION = {};\n",
+                java_str(env!("CARGO_PKG_VERSION"))
+            ),
+        ),
         (
             "bindings-js/js/index.d.ts",
             "//",

@@ -1,0 +1,155 @@
+package org.keyroute;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The entrance contract (tests/contract/bad_inputs.json, as the C test reads it): the
+ * cases the Java classes can express give the same code, by name and number, as in every
+ * other language.
+ */
+class ContractTest {
+    /** A cursor over one case's fields. */
+    private static final class Cursor {
+        final String[] f;
+        int i;
+
+        Cursor(String[] f, int i) {
+            this.f = f;
+            this.i = i;
+        }
+
+        String next() {
+            return f[i++];
+        }
+
+        long i64() {
+            return Long.parseLong(next());
+        }
+
+        String text() {
+            return Lines.text(next());
+        }
+    }
+
+    /** RING = PROFILE VNODES PPD PORT N (NAME WEIGHT)*N, built node by node. */
+    private static Ring ring(Cursor c) {
+        String profile = c.next();
+        long v = c.i64();
+        long ppd = c.i64();
+        long port = c.i64();
+        long n = c.i64();
+        List<String> names = new ArrayList<>();
+        List<Long> weights = new ArrayList<>();
+        for (long i = 0; i < n; i++) {
+            names.add(c.text());
+            weights.add(c.i64());
+        }
+        Ring r = Ring.withOptions(profile, v, ppd, port);
+        try {
+            for (int i = 0; i < names.size(); i++) {
+                r.add(names.get(i), weights.get(i));
+            }
+        } catch (RuntimeException e) {
+            r.close();
+            throw e;
+        }
+        return r;
+    }
+
+    private static void run(String op, Cursor c, boolean ok, String id) {
+        switch (op) {
+            case "parse_nodes": {
+                try (Ring r = Ring.fromSpec("native", c.text())) {
+                    if (ok) {
+                        long n = c.i64();
+                        assertEquals(n, r.size(), id);
+                        for (int i = 0; i < n; i++) {
+                            assertEquals(c.text(), r.nodes().get(i), id);
+                            c.i64();
+                        }
+                    }
+                }
+                break;
+            }
+            case "ring": {
+                try (Ring r = ring(c)) {
+                    if (ok) {
+                        long n = c.i64();
+                        for (int i = 0; i < n; i++) {
+                            assertEquals(c.text(), r.nodes().get(i), id);
+                        }
+                    }
+                }
+                break;
+            }
+            case "ring_change": {
+                try (Ring r = ring(c)) {
+                    String change = c.next();
+                    String name = c.text();
+                    long w = c.i64();
+                    switch (change) {
+                        case "add":
+                            r.add(name, w);
+                            break;
+                        case "remove":
+                            r.remove(name);
+                            break;
+                        case "set_weight":
+                            r.setWeight(name, w);
+                            break;
+                        default:
+                            fail(id + ": change " + change);
+                    }
+                }
+                break;
+            }
+            case "ring_get_n": {
+                try (Ring r = ring(c)) {
+                    String key = c.text();
+                    long n = c.i64();
+                    List<String> got = r.getN(key, (int) Math.min(n, Integer.MAX_VALUE));
+                    if (ok) {
+                        assertEquals(c.i64(), got.size(), id);
+                    }
+                }
+                break;
+            }
+            default:
+                throw new UnsupportedOperationException(op);
+        }
+    }
+
+    @Test
+    void badInputsGiveTheSameCodes() throws Exception {
+        int run = 0;
+        int skipped = 0;
+        for (String line : Lines.read("keyroute.contract")) {
+            String[] f = line.split(" ");
+            String id = f[0];
+            String op = f[1];
+            String want = f[2];
+            boolean ok = want.equals("OK");
+            String got;
+            try {
+                run(op, new Cursor(f, 3), ok, id);
+                got = "OK";
+            } catch (UnsupportedOperationException e) {
+                skipped++;
+                continue;
+            } catch (KeyrouteException e) {
+                got = e.code().name() + ":" + e.code().number();
+            }
+            assertEquals(want, got, id);
+            run++;
+        }
+        assertTrue(run >= 20, "contract cases run in Java: " + run);
+        System.out.printf("contract: %d cases run in Java, %d of C's not expressible here%n",
+                run, skipped);
+    }
+}
