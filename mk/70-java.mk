@@ -59,7 +59,7 @@ test-java: java $(C_VECTORS) $(C_CONTRACT) $(C_FLEET) example-java-jar
 	    $$(find $(JAVA_SRC)/src/test/java -name '*.java' | sort)
 	env -u KEYROUTE_LIB $(C_WITH_REDIS) java -Dkeyroute.requireRedis=true \
 	    -Dkeyroute.vectors=$(C_VECTORS) -Dkeyroute.contract=$(C_CONTRACT) -Dkeyroute.fleet=$(C_FLEET) \
-	    -Dkeyroute.jar=$(JAVA_JAR) -Dkeyroute.jna=$(JAVA_JNA) \
+	    -Dkeyroute.parity=$(ROOT)/docs/parity.md -Dkeyroute.classpath=$(JAVA_JAR):$(JAVA_JNA):$(JAVA_BUILD)/test-classes -Dkeyroute.jar=$(JAVA_JAR) -Dkeyroute.jna=$(JAVA_JNA) \
 	    -jar $(JAVA_JUNIT) --disable-banner --disable-ansi-colors --details=tree --fail-if-no-tests \
 	    --class-path $(JAVA_JAR):$(JAVA_JNA):$(JAVA_BUILD)/test-classes \
 	    --select-package org.keyroute 2>&1 | tee $(JAVA_BUILD)/junit.log

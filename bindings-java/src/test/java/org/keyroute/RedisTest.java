@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -197,5 +198,36 @@ class RedisTest {
             assertEquals(ErrorCode.INVALID_HANDLE, assertThrows(KeyrouteException.class,
                     () -> cache.getOrLoad(client, "slow", () -> new byte[0])).code());
         }
+    }
+
+    /** Two JVMs ask for one cold key at once: one loader runs, both get its value. */
+    @Test
+    void singleFlightAcrossTwoJvms() throws Exception {
+        String client = "c-" + UUID.randomUUID();
+        long startAt = System.currentTimeMillis() + 2500;
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<Process> procs = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            procs.add(new ProcessBuilder(java, "-cp", System.getProperty("keyroute.classpath", System.getProperty("java.class.path")),
+                    "org.keyroute.SingleFlightMain", url(), client, Long.toString(startAt))
+                    .redirectErrorStream(true).start());
+        }
+        int loaded = 0;
+        List<String> values = new ArrayList<>();
+        for (Process p : procs) {
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+            assertEquals(0, p.exitValue(), out);
+            for (String line : out.split("\n")) {
+                if (line.equals("LOADED")) {
+                    loaded++;
+                } else if (line.startsWith("VALUE ")) {
+                    values.add(line.substring(6));
+                }
+            }
+        }
+        assertEquals(1, loaded, "loaders run across the two JVMs");
+        assertEquals(2, values.size());
+        assertEquals(values.get(0), values.get(1));
     }
 }
