@@ -165,6 +165,9 @@ fn java_constants() -> String {
     all.extend([
         ("MAX_BATCH_BYTES", n(MAX_BATCH_BYTES)),
         ("MAX_KEY_BYTES", n(MAX_KEY_BYTES)),
+        ("SESSION_ID_LENGTH", n(SessionId::LEN)),
+        ("MAX_CLIENT_ID_BYTES", n(MAX_CLIENT_ID_LEN)),
+        ("MAX_KIND_BYTES", n(MAX_KIND_LEN)),
     ]);
     all.iter()
         .map(|(name, v)| {

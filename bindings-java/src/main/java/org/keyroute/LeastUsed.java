@@ -104,6 +104,18 @@ public final class LeastUsed extends Handle {
         });
     }
 
+    /** Puts removed {@code member} back with the count {@code mode} chooses (returned). */
+    public long restore(String member, Restore mode) {
+        byte[] m = Text.utf8(Text.notNull(member, "member"), "member");
+        Text.notNull(mode, "mode");
+        return write(p -> {
+            long[] count = new long[1];
+            KeyrouteException.check(Lib.keyroute_least_used_restore(p, m, m.length, mode.mode,
+                    count));
+            return count[0];
+        });
+    }
+
     /** The count of {@code member} ({@link NodeNotFoundException} if absent). */
     public long count(String member) {
         byte[] m = Text.utf8(Text.notNull(member, "member"), "member");

@@ -15,5 +15,8 @@ public final class Limits {
     public static final int MAX_WARM_KINDS = 64;
     public static final int MAX_BATCH_BYTES = 1073741824;
     public static final int MAX_KEY_BYTES = 536870912;
+    public static final int SESSION_ID_LENGTH = 53;
+    public static final int MAX_CLIENT_ID_BYTES = 512;
+    public static final int MAX_KIND_BYTES = 128;
     // END GENERATED
 }

@@ -120,6 +120,42 @@ class ContractTest {
                 }
                 break;
             }
+            case "pool_seed": {
+                try (Pool p = new Pool()) {
+                    long initial = Long.parseUnsignedLong(c.next());
+                    long n = c.i64();
+                    List<byte[]> ms = new ArrayList<>();
+                    for (long i = 0; i < n; i++) {
+                        ms.add(Lines.unhex(c.next()));
+                    }
+                    try {
+                        long added = p.seedBytes(ms, initial, false);
+                        if (ok) {
+                            assertEquals(c.i64(), added, id);
+                        }
+                    } finally {
+                        if (!ok) {
+                            assertEquals(0, p.size(), id + ": nothing changed");
+                        }
+                    }
+                }
+                break;
+            }
+            case "pool_restore": {
+                byte[] m = Lines.unhex(c.next());
+                long mode = c.i64();
+                if (mode != 0 && mode != 1) {
+                    // a mode outside the enum cannot be written in Java (Restore is an enum)
+                    throw new UnsupportedOperationException(op + " mode " + mode);
+                }
+                try (Pool p = new Pool()) {
+                    long got = p.restore(m, mode == 0 ? Restore.KEEP : Restore.AT_MINIMUM);
+                    if (ok) {
+                        assertEquals(c.i64(), got, id);
+                    }
+                }
+                break;
+            }
             default:
                 throw new UnsupportedOperationException(op);
         }

@@ -2,6 +2,7 @@ package org.keyroute;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -229,5 +230,32 @@ class RedisTest {
         assertEquals(1, loaded, "loaders run across the two JVMs");
         assertEquals(2, values.size());
         assertEquals(values.get(0), values.get(1));
+    }
+
+    @Test
+    void sessionsCreateTouchDestroy() {
+        try (Sessions sessions = Sessions.open(url())) {
+            String client = "c-" + UUID.randomUUID();
+            Sessions.Created c = sessions.create(client, "v1", new byte[] {1, 2, 3});
+            assertEquals(Limits.SESSION_ID_LENGTH, c.sid().length());
+            assertTrue(c.expiresAtMs() > System.currentTimeMillis() - 60_000);
+            assertFalse(c.toString().contains(c.sid()));
+            Sessions.Session s = sessions.touch(c.sid(), "v1");
+            assertEquals(client, s.client());
+            assertArrayEquals(new byte[] {1, 2, 3}, s.data());
+            assertEquals("v1", s.version());
+            VersionMismatchException vm = assertThrows(VersionMismatchException.class,
+                    () -> sessions.touch(c.sid(), "v2"));
+            assertEquals("v1", vm.storedVersion());
+            assertEquals(ErrorCode.VERSION_MISMATCH, vm.code());
+            assertTrue(sessions.destroy(c.sid()));
+            assertFalse(sessions.destroy(c.sid()));
+            SessionExpiredException gone = assertThrows(SessionExpiredException.class,
+                    () -> sessions.touch(c.sid(), "v1"));
+            assertEquals(ErrorCode.SESSION_EXPIRED, gone.code());
+            assertFalse(gone.getMessage().contains(c.sid()), "the message never shows the id");
+            assertEquals(ErrorCode.BAD_SESSION_ID, assertThrows(KeyrouteException.class,
+                    () -> sessions.touch("nope", "v1")).code());
+        }
     }
 }

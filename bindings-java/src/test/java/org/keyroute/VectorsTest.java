@@ -90,6 +90,98 @@ class VectorsTest {
                 slotKeys.size());
     }
 
+    private static long u64(String s) {
+        return s.startsWith("-") ? Long.parseLong(s) : Long.parseUnsignedLong(s);
+    }
+
+    private static String codeOf(KeyrouteException e) {
+        return e.code().name();
+    }
+
+    /** tests/vectors/pool: the model pool's sequences, as the Redis scripts answered them. */
+    @Test
+    void poolSequencesMatchTheScripts() throws Exception {
+        Pool pool = null;
+        String where = null;
+        int seqs = 0;
+        int ops = 0;
+        for (String line : Lines.read("keyroute.vectors")) {
+            String[] f = line.split(" ");
+            switch (f[0]) {
+                case "pool":
+                    pool = new Pool();
+                    where = "pool " + f[1];
+                    seqs++;
+                    break;
+                case "seed": {
+                    List<byte[]> ms = new ArrayList<>();
+                    for (int i = 4; i < f.length; i++) {
+                        ms.add(Lines.unhex(f[i]));
+                    }
+                    String got;
+                    try {
+                        got = Long.toString(pool.seedBytes(ms, u64(f[1]), !f[2].equals("0")));
+                    } catch (KeyrouteException e) {
+                        got = codeOf(e);
+                    }
+                    assertEquals(f[3], got, where + ": " + line);
+                    ops++;
+                    break;
+                }
+                case "pick": {
+                    java.util.Optional<byte[]> got = pool.pickBytes();
+                    if (f[1].equals("NIL")) {
+                        assertTrue(got.isEmpty(), where + ": " + line);
+                    } else {
+                        assertArrayEquals(Lines.unhex(f[1]), got.orElseThrow(), where + ": " + line);
+                    }
+                    ops++;
+                    break;
+                }
+                case "remove": {
+                    String got;
+                    try {
+                        got = Long.toString(pool.remove(Lines.unhex(f[1])));
+                    } catch (NodeNotFoundException e) {
+                        got = "NIL";
+                    }
+                    assertEquals(f[2], got, where + ": " + line);
+                    ops++;
+                    break;
+                }
+                case "restore": {
+                    String got;
+                    try {
+                        got = Long.toString(pool.restore(Lines.unhex(f[1]),
+                                f[2].equals("keep") ? Restore.KEEP : Restore.AT_MINIMUM));
+                    } catch (KeyrouteException e) {
+                        got = codeOf(e);
+                    }
+                    assertEquals(f[3], got, where + ": " + line);
+                    ops++;
+                    break;
+                }
+                case "state":
+                    assertEquals(Integer.parseInt(f[1]), pool.size(), where + ": " + line);
+                    break;
+                case "count":
+                    assertEquals(u64(f[2]), pool.count(Lines.unhex(f[1])), where + ": " + line);
+                    break;
+                case "removed":
+                    assertEquals(u64(f[2]), pool.removedCount(Lines.unhex(f[1])), where + ": " + line);
+                    break;
+                case "endpool":
+                    pool.close();
+                    pool = null;
+                    break;
+                default:
+                    break;
+            }
+        }
+        assertTrue(seqs >= 10 && ops > 2000, seqs + " sequences, " + ops + " ops");
+        System.out.printf("pool: %d sequences, %d ops%n", seqs, ops);
+    }
+
     /** One route of fleet_routes.json. */
     private static final class Route {
         String where;
