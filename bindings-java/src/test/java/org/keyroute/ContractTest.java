@@ -156,6 +156,29 @@ class ContractTest {
                 }
                 break;
             }
+            case "slot_map_add_master": {
+                try (SlotMap m = new SlotMap()) {
+                    String host = c.text();
+                    long port = c.i64();
+                    try {
+                        m.addMaster("", host, port);
+                    } finally {
+                        if (!ok) {
+                            assertEquals(0, m.size(), id + ": nothing changed");
+                        }
+                    }
+                }
+                break;
+            }
+            case "slot_map_assign": {
+                try (SlotMap m = new SlotMap()) {
+                    int start = (int) c.i64();
+                    int end = (int) c.i64();
+                    m.addMaster("", "10.0.0.1", 7000);
+                    m.assign(start, end, 0);
+                }
+                break;
+            }
             default:
                 throw new UnsupportedOperationException(op);
         }

@@ -258,4 +258,26 @@ class RedisTest {
                     () -> sessions.touch("nope", "v1")).code());
         }
     }
+
+    @Test
+    void leasesAcquireReleaseReclaim() throws Exception {
+        try (Leases leases = Leases.open(url(), fresh("leases"))) {
+            assertTrue(leases.acquire(10_000).isEmpty());
+            assertEquals(2, leases.seed(List.of("w1", "w2")));
+            Leases.Lease a = leases.acquire(10_000).orElseThrow();
+            Leases.Lease b = leases.acquire(50).orElseThrow();
+            assertEquals("w1", a.member());
+            assertEquals("w2", b.member());
+            assertTrue(a.deadlineMs() > b.deadlineMs());
+            assertEquals(Leases.Released.RELEASED, leases.release(a.id()));
+            assertEquals(Leases.Released.NOT_IN_FLIGHT, leases.release(a.id()));
+            Thread.sleep(120);
+            assertEquals(1, leases.reclaim());
+            assertEquals(Leases.Released.NOT_IN_FLIGHT, leases.release(b.id()));
+            assertEquals(ErrorCode.BAD_TTL, assertThrows(KeyrouteException.class,
+                    () -> leases.acquire(0)).code());
+            leases.remove("w1");
+            assertEquals("w2", leases.acquire(1000).orElseThrow().member());
+        }
+    }
 }

@@ -2,6 +2,7 @@ package org.keyroute;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -225,5 +226,46 @@ class RingTest {
         assertEquals(Keyroute.VERSION, Keyroute.version());
         assertTrue(Keyroute.nativeLibrary().length() > 0);
         System.out.println("libkeyroute " + Keyroute.version() + " from " + Keyroute.nativeLibrary());
+    }
+
+    @Test
+    void scriptsAreValuesWithTheirSha1() throws Exception {
+        java.util.List<Scripts.Script> all = Scripts.all();
+        assertTrue(all.size() >= 20, "scripts: " + all.size());
+        java.security.MessageDigest sha1 = java.security.MessageDigest.getInstance("SHA-1");
+        for (Scripts.Script s : all) {
+            String hex = java.util.HexFormat.of().formatHex(
+                    sha1.digest(s.text().getBytes(StandardCharsets.UTF_8)));
+            assertEquals(hex, s.sha1(), s.name());
+            assertTrue(s.numKeys() >= 0 && !s.summary().isEmpty(), s.name());
+        }
+        assertEquals("least-used", Scripts.byName("least_used").orElseThrow().name());
+        assertTrue(Scripts.byName("nope").isEmpty());
+    }
+
+    @Test
+    void slotMapOwnsSlots() {
+        try (SlotMap m = new SlotMap()) {
+            int a = m.addMaster("id-a", "10.0.0.1", 7000);
+            int b = m.addMaster("", "[::1]", 7001);
+            int r = m.addReplica(a, "", "10.0.0.3", 7002);
+            m.assign(0, 8191, a);
+            assertFalse(m.isComplete());
+            m.assign(8192, 16383, b);
+            assertTrue(m.isComplete());
+            assertEquals(a, m.owner(0).getAsInt());
+            assertEquals(b, m.owner(16383).getAsInt());
+            int slot = Slots.keySlot("foo");
+            assertEquals(slot < 8192 ? a : b, m.ownerOfKey("foo").getAsInt());
+            assertEquals("::1", m.node(b).host());
+            assertEquals(a, m.node(r).masterIndex());
+            assertTrue(m.node(a).isMaster());
+            assertEquals("id-a", m.node(a).id());
+            m.unassign(0, 0);
+            assertTrue(m.owner(0).isEmpty());
+            assertEquals(ErrorCode.BAD_SLOT, assertThrows(KeyrouteException.class, () -> m.owner(16384)).code());
+            assertEquals(ErrorCode.NOT_A_MASTER, assertThrows(KeyrouteException.class, () -> m.assign(0, 1, r)).code());
+            assertEquals(ErrorCode.OUT_OF_RANGE, assertThrows(KeyrouteException.class, () -> m.node(9)).code());
+        }
     }
 }
