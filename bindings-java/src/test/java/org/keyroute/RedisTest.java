@@ -280,4 +280,29 @@ class RedisTest {
             assertEquals("w2", leases.acquire(1000).orElseThrow().member());
         }
     }
+
+    @Test
+    void devicesBindAndAffinityCaps() {
+        try (Devices devices = Devices.open(url())) {
+            String device = "d-" + UUID.randomUUID();
+            assertTrue(devices.clientOf(device).isEmpty());
+            devices.bind(device, "client-1", 60_000);
+            assertEquals(Optional.of("client-1"), devices.clientOf(device));
+            assertEquals(ErrorCode.BAD_DEVICE_ID, assertThrows(KeyrouteException.class,
+                    () -> devices.bind("a{b}", "c", 1000)).code());
+        }
+        try (Affinity aff = Affinity.open(url(), fresh("aff"))) {
+            List<String> nodes = List.of("n1", "n2");
+            Affinity.Taken t = aff.take("item-1", nodes, 1, 0).orElseThrow();
+            assertEquals(0, t.index());
+            assertTrue(t.placed());
+            assertEquals(0, aff.take("item-1", nodes, 1, 0).orElseThrow().index());
+            assertFalse(aff.take("item-1", nodes, 1, 0).orElseThrow().placed());
+            assertEquals(1, aff.take("item-2", nodes, 1, 0).orElseThrow().index());
+            assertTrue(aff.take("item-3", nodes, 1, 0).isEmpty(), "every candidate at the cap");
+            assertTrue(aff.release("item-1"));
+            assertFalse(aff.release("item-1"));
+            assertEquals(0, aff.take("item-3", nodes, 1, 0).orElseThrow().index());
+        }
+    }
 }
