@@ -57,7 +57,7 @@ test-java: java $(C_VECTORS) $(C_CONTRACT) $(C_FLEET) example-java-jar
 	rm -rf $(JAVA_BUILD)/test-classes && mkdir -p $(JAVA_BUILD)/test-classes
 	$(JAVAC) -cp $(JAVA_JAR):$(JAVA_JNA):$(JAVA_JUNIT) -d $(JAVA_BUILD)/test-classes \
 	    $$(find $(JAVA_SRC)/src/test/java -name '*.java' | sort)
-	env -u KEYROUTE_LIB $(C_WITH_REDIS) java -Dkeyroute.requireRedis=true \
+	env -u KEYROUTE_LIB $(C_WITH_CLUSTER) $(C_WITH_REDIS) java -Dkeyroute.requireRedis=true -Dkeyroute.requireCluster=true \
 	    -Dkeyroute.vectors=$(C_VECTORS) -Dkeyroute.contract=$(C_CONTRACT) -Dkeyroute.fleet=$(C_FLEET) \
 	    -Dkeyroute.parity=$(ROOT)/docs/parity.md -Dkeyroute.classpath=$(JAVA_JAR):$(JAVA_JNA):$(JAVA_BUILD)/test-classes -Dkeyroute.jar=$(JAVA_JAR) -Dkeyroute.jna=$(JAVA_JNA) \
 	    -jar $(JAVA_JUNIT) --disable-banner --disable-ansi-colors --details=tree --fail-if-no-tests \

@@ -68,6 +68,18 @@ public final class Leases extends Handle {
         return new Leases(out[0]);
     }
 
+    /** Opens the lease pool at {@code key} (hash-tagged) on a Redis Cluster, from
+     *  {@code seeds}. */
+    public static Leases openCluster(List<String> seeds, String key) {
+        byte[] k = Text.utf8(Text.notNull(key, "key"), "key");
+        long[] out = new long[1];
+        try (Text.NativeList s = Text.NativeList.cstrings(Text.notNull(seeds, "seeds"), "seeds")) {
+            KeyrouteException.check(Lib.keyroute_leases_open_cluster(s.ptrs(), s.count, k,
+                    k.length, 0, out));
+        }
+        return new Leases(out[0]);
+    }
+
     /** Adds {@code members} with no lease in flight; returns how many were new. */
     public long seed(Collection<String> members) {
         List<byte[]> all = Pool.utf8(members);

@@ -42,6 +42,21 @@ public final class LeastUsed extends Handle {
         return new LeastUsed(out[0]);
     }
 
+    /**
+     * Opens the pool at {@code key} (hash-tag it, e.g. {@code {proxies}:pool}) on the Redis
+     * Cluster reached through any of {@code seeds} ({@code host:port} or {@code redis://...}):
+     * picks follow MOVED/ASK and find the new master after a failover.
+     */
+    public static LeastUsed openCluster(List<String> seeds, String key) {
+        byte[] k = Text.utf8(Text.notNull(key, "key"), "key");
+        long[] out = new long[1];
+        try (Text.NativeList s = Text.NativeList.cstrings(Text.notNull(seeds, "seeds"), "seeds")) {
+            KeyrouteException.check(Lib.keyroute_least_used_open_cluster(s.ptrs(), s.count, k,
+                    k.length, 0, out));
+        }
+        return new LeastUsed(out[0]);
+    }
+
     /** Adds {@code members} with count {@code initial}; members already there keep theirs.
      *  Returns how many were new. */
     public long seed(Collection<String> members, long initial) {

@@ -97,6 +97,18 @@ public final class Sessions extends Handle {
         return new Sessions(out[0]);
     }
 
+    /** Opens sessions on the Redis Cluster reached through any of {@code seeds}, with the
+     *  defaults. */
+    public static Sessions openCluster(java.util.List<String> seeds) {
+        long[] options = new long[4];
+        KeyrouteException.check(Lib.keyroute_session_options_default(options));
+        long[] out = new long[1];
+        try (Text.NativeList s = Text.NativeList.cstrings(Text.notNull(seeds, "seeds"), "seeds")) {
+            KeyrouteException.check(Lib.keyroute_sessions_open_cluster(s.ptrs(), s.count, options, out));
+        }
+        return new Sessions(out[0]);
+    }
+
     /** Creates a session for {@code client}, made by service {@code version}, holding
      *  {@code data}. */
     public Created create(String client, String version, byte[] data) {

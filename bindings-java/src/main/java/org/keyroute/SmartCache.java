@@ -31,6 +31,17 @@ public final class SmartCache extends Handle {
         return new SmartCache(out[0]);
     }
 
+    /** Opens the cache on the Redis Cluster reached through any of {@code seeds}. */
+    public static SmartCache openCluster(java.util.List<String> seeds) {
+        long[] options = new long[7];
+        KeyrouteException.check(Lib.keyroute_cache_options_default(options));
+        long[] out = new long[1];
+        try (Text.NativeList s = Text.NativeList.cstrings(Text.notNull(seeds, "seeds"), "seeds")) {
+            KeyrouteException.check(Lib.keyroute_cache_open_cluster(s.ptrs(), s.count, options, out));
+        }
+        return new SmartCache(out[0]);
+    }
+
     /** The value of {@code kind} for {@code client}, loaded by {@code loader} if needed,
      *  waiting at most {@link #DEFAULT_TIMEOUT_MS}. */
     public byte[] getOrLoad(String client, String kind, Supplier<byte[]> loader) {
