@@ -179,6 +179,59 @@ class ContractTest {
                 }
                 break;
             }
+            case "parse_weights": {
+                String text = c.text();
+                try (SlotMap m = new SlotMap()) {
+                    List<String> names = new ArrayList<>();
+                    List<Long> weights = new ArrayList<>();
+                    if (ok) {
+                        long n = c.i64();
+                        for (int i = 0; i < n; i++) {
+                            names.add(c.text());
+                            weights.add(c.i64());
+                            m.addMaster(names.get(i), "192.0.2.1", 1 + i);
+                        }
+                        if (n > 0) {
+                            m.assign(0, 16383, 0);
+                        }
+                    }
+                    try (Plan plan = Plan.fromSpec(m, text)) {
+                        List<Plan.Target> t = plan.targets();
+                        assertEquals(names.size(), t.size(), id);
+                        for (int i = 0; i < t.size(); i++) {
+                            assertEquals(i, t.get(i).node(), id);
+                            assertEquals((long) weights.get(i), t.get(i).weight(), id);
+                        }
+                    }
+                }
+                break;
+            }
+            case "plan": {
+                try (SlotMap m = new SlotMap()) {
+                    long masters = c.i64();
+                    List<String> addrs = new ArrayList<>();
+                    for (int i = 0; i < masters; i++) {
+                        String addr = c.text();
+                        addrs.add(addr);
+                        int colon = addr.lastIndexOf(':');
+                        m.addMaster("", addr.substring(0, colon), Long.parseLong(addr.substring(colon + 1)));
+                        long ranges = c.i64();
+                        for (int j = 0; j < ranges; j++) {
+                            m.assign((int) c.i64(), (int) c.i64(), i);
+                        }
+                    }
+                    int nw = (int) c.i64();
+                    int[] nodes = new int[nw];
+                    long[] weights = new long[nw];
+                    for (int i = 0; i < nw; i++) {
+                        nodes[i] = addrs.indexOf(c.text());
+                        assertTrue(nodes[i] >= 0, id);
+                        weights[i] = Long.parseUnsignedLong(c.next());
+                    }
+                    Plan.of(m, nodes, weights).close();
+                }
+                break;
+            }
             default:
                 throw new UnsupportedOperationException(op);
         }

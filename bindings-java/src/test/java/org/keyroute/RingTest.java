@@ -268,4 +268,26 @@ class RingTest {
             assertEquals(ErrorCode.OUT_OF_RANGE, assertThrows(KeyrouteException.class, () -> m.node(9)).code());
         }
     }
+
+    @Test
+    void planMovesSlotsToTheWeights() {
+        try (SlotMap m = new SlotMap()) {
+            int a = m.addMaster("", "10.0.0.1", 7000);
+            int b = m.addMaster("", "10.0.0.2", 7000);
+            m.assign(0, 16383, a);
+            try (Plan p = Plan.of(m, new int[] {a, b}, new long[] {1, 1})) {
+                assertEquals(8192, p.slotsMoved());
+                assertEquals(8192, p.targets().get(1).after());
+                Plan.Move first = p.moves().get(0);
+                assertEquals(a, first.from());
+                assertEquals(b, first.to());
+                p.apply(m);
+                assertEquals(b, m.owner(first.first()).getAsInt());
+                assertEquals(ErrorCode.STALE_PLAN, assertThrows(KeyrouteException.class, () -> p.apply(m)).code());
+            }
+            try (Plan p = Plan.fromSpec(m, "10.0.0.1:7000=1,10.0.0.2:7000=0")) {
+                assertEquals(8192, p.slotsMoved());
+            }
+        }
+    }
 }
