@@ -9,7 +9,7 @@
 #                    redis-server, through the jar as a user loads it
 #   make java JAVA_NATIVE_PROFILE=ffi   the library of cargo's `ffi` profile (fat LTO, one
 #                    codegen unit: smaller, slower to build) instead of release's, stripped
-.PHONY: setup-apt-java java test-java example-java-jar
+.PHONY: setup-apt-java java test-java example-java-jar bench-java
 
 APT_JAVA := libjna-java junit5 redis-server redis-tools python3
 SETUP_TARGETS += setup-apt-java
@@ -75,3 +75,14 @@ example-java-jar: java
 	env -u KEYROUTE_LIB $(C_WITH_REDIS) sh -ec 'cp=$(JAVA_JAR):$(JAVA_JNA):$(JAVA_BUILD)/examples; \
 	  java -cp $$cp ShardedRedis; java -cp $$cp PoolPick "$$KEYROUTE_TEST_REDIS_URL"; \
 	  java -cp $$cp CacheGet "$$KEYROUTE_TEST_REDIS_URL"'
+
+# Java side by side with its peers (spymemcached's KetamaNodeLocator, Guava's
+# consistentHash; Debian libspymemcached-java and libguava-java), every answer checked the
+# same first: build/bench/java.json. Not part of make test.
+BENCH_TARGETS += bench-java
+JAVA_BENCH_CP := $(JAVA_JAR):$(JAVA_JNA):/usr/share/java/spymemcached.jar:/usr/share/java/guava.jar
+bench-java: java
+	scripts/apt-install.sh libspymemcached-java libguava-java
+	rm -rf $(JAVA_BUILD)/bench && mkdir -p $(JAVA_BUILD)/bench $(BUILD)/bench
+	javac --release 17 -encoding UTF-8 -cp $(JAVA_BENCH_CP) -d $(JAVA_BUILD)/bench $(JAVA_SRC)/src/bench/java/JavaBench.java
+	java -cp $(JAVA_BENCH_CP):$(JAVA_BUILD)/bench JavaBench $(BUILD)/bench/java.json
