@@ -18,6 +18,11 @@
 //   dist/cache/  wasm-bindgen --target nodejs of the smart cache's own .wasm (crate feature
 //                `cache`); dist/cache-api.cjs (js/cache.mjs), dist/cache.{cjs,mjs}
 //                (the `keyroute/cache` entry, Node only), dist/cache.d.{ts,mts}
+//   dist/redis-api.cjs (js/redis.mjs), dist/redis.{cjs,mjs}: keyroute/redis (Node only:
+//                LeastUsed, Leases, Affinity over node-redis), dist/redis.d.{ts,mts}
+//   dist/serve-api.cjs (js/serve.mjs), dist/serve.{cjs,mjs}: keyroute/serve (Node only:
+//                Client, LoaderWorker over zeromq), dist/serve.d.{ts,mts}; both on the
+//                cache module's .wasm (core's pool calls and frame codec)
 //   dist/fleet-node/, dist/fleet-web/   wasm-bindgen (nodejs, web) of the fleet's own .wasm
 //                (crate feature `fleet`: engines, fleet profiles, proxy configurations);
 //                dist/fleet-api.{mjs,cjs} (js/fleet.mjs), dist/fleet.{cjs,mjs} (Node) and
@@ -252,6 +257,54 @@ export const { ${cacheNames.join(', ')} } = api;
 `,
 );
 
+// keyroute/redis (Node): LeastUsed, Leases and Affinity over a node-redis client, on the
+// cache module (core's pool calls and decoders), the same instance as keyroute/cache's.
+const redisApi = bundle('redis.mjs');
+const redisHeader = header.replace('api.mjs', 'redis.mjs');
+writeFileSync(join(dist, 'redis-api.cjs'), redisHeader + redisApi.cjs);
+const redisNames = exported(requireHere(join(dist, 'redis-api.cjs')).createRedisApi(requireHere(join(dist, 'cache', 'keyroute_cache.js')), scripts));
+writeFileSync(
+  join(dist, 'redis.cjs'),
+  `${redisHeader}'use strict';
+// keyroute/redis (Node, CommonJS): least-used pools, leases and affinity over a
+// node-redis client; core's calls and decoders run in the cache module's .wasm.
+const { createRedisApi } = require('./redis-api.cjs');
+module.exports = createRedisApi(require('./cache/keyroute_cache.js'), require('./scripts.cjs'));
+`,
+);
+writeFileSync(
+  join(dist, 'redis.mjs'),
+  `${redisHeader}// keyroute/redis (Node, ES module): the same instance as require('keyroute/redis').
+import api from './redis.cjs';
+export const { ${redisNames.join(', ')} } = api;
+`,
+);
+
+// keyroute/serve (Node): the Client and LoaderWorker of keyroute serve over the zeromq
+// package (an optional peer dependency, required on first use), with core's frame codec
+// from the cache module.
+const serveApi = bundle('serve.mjs');
+const serveHeader = header.replace('api.mjs', 'serve.mjs');
+writeFileSync(join(dist, 'serve-api.cjs'), serveHeader + serveApi.cjs);
+const serveNames = exported(requireHere(join(dist, 'serve-api.cjs')).createServeApi(requireHere(join(dist, 'cache', 'keyroute_cache.js')), () => null, { randomBytes }));
+writeFileSync(
+  join(dist, 'serve.cjs'),
+  `${serveHeader}'use strict';
+// keyroute/serve (Node, CommonJS): a client and a loader worker of keyroute serve; the
+// header is core's codec (the cache module's .wasm), the sockets are the zeromq package's.
+const { randomBytes } = require('node:crypto');
+const { createServeApi } = require('./serve-api.cjs');
+module.exports = createServeApi(require('./cache/keyroute_cache.js'), () => require('zeromq'), { randomBytes });
+`,
+);
+writeFileSync(
+  join(dist, 'serve.mjs'),
+  `${serveHeader}// keyroute/serve (Node, ES module): the same instance as require('keyroute/serve').
+import api from './serve.cjs';
+export const { ${serveNames.join(', ')} } = api;
+`,
+);
+
 // keyroute/fleet (Node and browsers): the Router over the fleet's own module.
 const fleetApi = bundle('fleet.mjs');
 const fleetHeader = header.replace('api.mjs', 'fleet.mjs');
@@ -372,4 +425,8 @@ copyFileSync(join(pkg, 'js', 'cache.d.ts'), join(dist, 'cache.d.ts'));
 copyFileSync(join(pkg, 'js', 'cache.d.ts'), join(dist, 'cache.d.mts'));
 copyFileSync(join(pkg, 'js', 'fleet.d.ts'), join(dist, 'fleet.d.ts'));
 copyFileSync(join(pkg, 'js', 'fleet.d.ts'), join(dist, 'fleet.d.mts'));
+for (const entry of ['redis', 'serve']) {
+  copyFileSync(join(pkg, 'js', `${entry}.d.ts`), join(dist, `${entry}.d.ts`));
+  copyFileSync(join(pkg, 'js', `${entry}.d.ts`), join(dist, `${entry}.d.mts`));
+}
 console.log(`built ${dist}`);
