@@ -8,7 +8,8 @@
 #   make build-js   bindings-js/dist (wasm-bindgen for Node and for browsers)
 #   make pack-js    build/keyroute-<version>.tgz
 #   make demo-web   serve the demo page on http://127.0.0.1:$(DEMO_WEB_PORT)/bindings-js/demo/
-#   make bench-js   .wasm size, keyroute vs the npm peers side by side (build/bench/js.json)
+#   make bench-js   .wasm size, keyroute vs the npm peers side by side (build/bench/js.json);
+#                   keyroute/serve's round trips against the Python client's (js-serve.json)
 .PHONY: setup-js setup-js-rust setup-js-npm setup-apt-js build-js lint-js pack-js test-js \
         test-js-node test-js-browser demo-web bench-js
 
@@ -110,6 +111,10 @@ demo-web: build-js
 	python3 -m http.server --bind 127.0.0.1 --directory $(ROOT) $(DEMO_WEB_PORT)
 
 BENCH_TARGETS += bench-js
-# Writes build/bench/js.json and js.md (the README's table, generated from one run).
-bench-js: build-js
+# Writes build/bench/js.json and js.md (the README's table, generated from one run); then
+# round trips of the Node and the Python clients of keyroute serve (bench/serve.mjs,
+# alternating rounds, medians) into build/bench/js-serve.json.
+bench-js: build-js build-serve serve-venv
 	cd $(JS_DIR) && node bench/bench.mjs
+	mkdir -p $(BUILD)/bench
+	cd $(JS_DIR) && KEYROUTE_BIN=$(KEYROUTE) KEYROUTE_SERVE_PY=$(SERVE_PY) node bench/serve.mjs 9 1000 > $(BUILD)/bench/js-serve.json

@@ -54,6 +54,13 @@ export function createRedisApi(wasm, scripts) {
     return callOf(guard(() => wasm.rawPoolCall(op, key, a.member || NO_BYTES, a.mode || '', a.data || NO_BYTES, a.ends || NO_ENDS, a.x === undefined ? h.NONE : a.x, a.y === undefined ? h.NONE : a.y, a.c || 0, a.flag || false)));
   }
 
+  // What every handle holds: core's keys of a pool of `kind` at `key` and its link to Redis.
+  function handle(kind, client, key, opts, name, what) {
+    const o = options(opts, ['ioTimeoutMs'], `the ${name} options`);
+    const keys = keysOf(kind, key, what);
+    return { keys, link: new Link(client, ioTimeout(o)) };
+  }
+
   // A member (or node) as text: BAD_UTF8 (use the …Bytes variant) when it is not UTF-8.
   function member(b, what = 'a member') {
     return utf8(b, what, '; use the …Bytes variant of this method');
@@ -92,9 +99,7 @@ export function createRedisApi(wasm, scripts) {
     #keys;
 
     constructor(client, key, opts) {
-      const o = options(opts, ['ioTimeoutMs'], 'the LeastUsed options');
-      this.#keys = keysOf(0, key, 'the pool key');
-      this.#link = new Link(client, ioTimeout(o));
+      ({ keys: this.#keys, link: this.#link } = handle(0, client, key, opts, 'LeastUsed', 'the pool key'));
     }
 
     /** The pool key (a sorted set). */
@@ -214,9 +219,7 @@ export function createRedisApi(wasm, scripts) {
     #keys;
 
     constructor(client, key, opts) {
-      const o = options(opts, ['ioTimeoutMs'], 'the Leases options');
-      this.#keys = keysOf(1, key, 'the pool key');
-      this.#link = new Link(client, ioTimeout(o));
+      ({ keys: this.#keys, link: this.#link } = handle(1, client, key, opts, 'Leases', 'the pool key'));
     }
 
     /** The pool key and its three companions (in-flight, leases, lease-members, lease-seq). */
@@ -297,9 +300,7 @@ export function createRedisApi(wasm, scripts) {
     #keys;
 
     constructor(client, key, opts) {
-      const o = options(opts, ['ioTimeoutMs'], 'the Affinity options');
-      this.#keys = keysOf(2, key, 'the affinity key');
-      this.#link = new Link(client, ioTimeout(o));
+      ({ keys: this.#keys, link: this.#link } = handle(2, client, key, opts, 'Affinity', 'the affinity key'));
     }
 
     /** The affinity key (item → node) and its loads key (node → items held). */

@@ -113,16 +113,10 @@ export function createServeApi(wasm, loadZmq, node) {
    * Buffers). OUT_OF_RANGE when it is too short, runs past its session id, or is of
    * another version or system; TOO_LARGE above core's 512 bytes.
    */
+  // Where core writes a header's request id and session id (the longest they can be).
+  const ids = new Uint8Array(16 + 255);
   function decodeHeader(frame) {
-    const b = guard(() => wasm.rawFrameDecode(bytes(frame, 'the header frame')));
-    let ids;
-    let c;
-    try {
-      ids = unpack(b, (d, s, e) => Buffer.from(d.subarray(s, e)));
-      c = b.counts;
-    } finally {
-      b.free();
-    }
+    const c = guard(() => wasm.rawFrameDecode(bytes(frame, 'the header frame'), ids));
     return {
       version: c[0],
       system: c[1],
@@ -131,8 +125,8 @@ export function createServeApi(wasm, loadZmq, node) {
       flags: c[4],
       priority: c[5],
       deadlineMs: c[6],
-      requestId: ids[0],
-      sessionId: ids[1],
+      requestId: Buffer.from(ids.subarray(0, 16)),
+      sessionId: Buffer.from(ids.subarray(16, 16 + c[7])),
     };
   }
 
@@ -224,10 +218,15 @@ export function createServeApi(wasm, loadZmq, node) {
     constructor(sock) {
       this.#sock = sock;
     }
-    // Queues `frames`; `still()` is asked just before sending (false: skipped).
+    #busy = 0;
+    // Queues `frames`; `still()` is asked just before sending (false: skipped). With no
+    // send in progress it goes at once.
     send(frames, still = () => true) {
-      const p = this.#chain.then(() => (still() ? this.#sock.send(frames) : undefined));
-      this.#chain = p.catch(() => {});
+      const p = this.#busy === 0 ? this.#sock.send(frames) : this.#chain.then(() => (still() ? this.#sock.send(frames) : undefined));
+      this.#busy++;
+      this.#chain = p.catch(() => {}).finally(() => {
+        this.#busy--;
+      });
       return p;
     }
     // Resolves once everything queued so far was handed to the socket (or failed).

@@ -234,76 +234,42 @@ export default init;
 `,
 );
 
-// keyroute/cache (Node): the cache API over its own module.
-const cacheApi = bundle('cache.mjs');
-const cacheHeader = header.replace('api.mjs', 'cache.mjs');
-writeFileSync(join(dist, 'cache-api.cjs'), cacheHeader + cacheApi.cjs);
-const cacheNames = exported(requireHere(join(dist, 'cache-api.cjs')).createCacheApi(requireHere(join(dist, 'cache', 'keyroute_cache.js')), scripts, { randomBytes, pid: process.pid }));
-writeFileSync(
-  join(dist, 'cache.cjs'),
-  `${cacheHeader}'use strict';
-// keyroute/cache (Node, CommonJS): the smart cache over a node-redis client; its .wasm is
-// compiled synchronously on require.
-const { randomBytes } = require('node:crypto');
-const { createCacheApi } = require('./cache-api.cjs');
-module.exports = createCacheApi(require('./cache/keyroute_cache.js'), require('./scripts.cjs'), { randomBytes, pid: process.pid });
+// The Node-only entries, each a factory over the cache module's .wasm (one instance for
+// all of them: Node's require cache): `name` (keyroute/NAME, dist/NAME.{cjs,mjs}), its
+// factory's file in js/, what the CommonJS entry says of itself, the lines it needs first,
+// and its factory's arguments as source text (`wasm` is the module) and as values (to read
+// the names to export from an instance made here).
+function nodeEntry(name, file, about, preamble, argsText, argsHere) {
+  const built = bundle(file);
+  const head = header.replace('api.mjs', file);
+  writeFileSync(join(dist, `${name}-api.cjs`), head + built.cjs);
+  const wasmHere = requireHere(join(dist, 'cache', 'keyroute_cache.js'));
+  const names = exported(requireHere(join(dist, `${name}-api.cjs`))[built.factory](wasmHere, ...argsHere));
+  writeFileSync(
+    join(dist, `${name}.cjs`),
+    `${head}'use strict';
+// keyroute/${name} (Node, CommonJS): ${about}
+${preamble}const { ${built.factory} } = require('./${name}-api.cjs');
+const wasm = require('./cache/keyroute_cache.js');
+module.exports = ${built.factory}(wasm, ${argsText});
 `,
-);
-writeFileSync(
-  join(dist, 'cache.mjs'),
-  `${cacheHeader}// keyroute/cache (Node, ES module): the same instance as require('keyroute/cache').
-import api from './cache.cjs';
-export const { ${cacheNames.join(', ')} } = api;
+  );
+  writeFileSync(
+    join(dist, `${name}.mjs`),
+    `${head}// keyroute/${name} (Node, ES module): the same instance as require('keyroute/${name}').
+import api from './${name}.cjs';
+export const { ${names.join(', ')} } = api;
 `,
-);
+  );
+}
 
-// keyroute/redis (Node): LeastUsed, Leases and Affinity over a node-redis client, on the
-// cache module (core's pool calls and decoders), the same instance as keyroute/cache's.
-const redisApi = bundle('redis.mjs');
-const redisHeader = header.replace('api.mjs', 'redis.mjs');
-writeFileSync(join(dist, 'redis-api.cjs'), redisHeader + redisApi.cjs);
-const redisNames = exported(requireHere(join(dist, 'redis-api.cjs')).createRedisApi(requireHere(join(dist, 'cache', 'keyroute_cache.js')), scripts));
-writeFileSync(
-  join(dist, 'redis.cjs'),
-  `${redisHeader}'use strict';
-// keyroute/redis (Node, CommonJS): least-used pools, leases and affinity over a
-// node-redis client; core's calls and decoders run in the cache module's .wasm.
-const { createRedisApi } = require('./redis-api.cjs');
-module.exports = createRedisApi(require('./cache/keyroute_cache.js'), require('./scripts.cjs'));
-`,
-);
-writeFileSync(
-  join(dist, 'redis.mjs'),
-  `${redisHeader}// keyroute/redis (Node, ES module): the same instance as require('keyroute/redis').
-import api from './redis.cjs';
-export const { ${redisNames.join(', ')} } = api;
-`,
-);
-
-// keyroute/serve (Node): the Client and LoaderWorker of keyroute serve over the zeromq
-// package (an optional peer dependency, required on first use), with core's frame codec
-// from the cache module.
-const serveApi = bundle('serve.mjs');
-const serveHeader = header.replace('api.mjs', 'serve.mjs');
-writeFileSync(join(dist, 'serve-api.cjs'), serveHeader + serveApi.cjs);
-const serveNames = exported(requireHere(join(dist, 'serve-api.cjs')).createServeApi(requireHere(join(dist, 'cache', 'keyroute_cache.js')), () => null, { randomBytes }));
-writeFileSync(
-  join(dist, 'serve.cjs'),
-  `${serveHeader}'use strict';
-// keyroute/serve (Node, CommonJS): a client and a loader worker of keyroute serve; the
-// header is core's codec (the cache module's .wasm), the sockets are the zeromq package's.
-const { randomBytes } = require('node:crypto');
-const { createServeApi } = require('./serve-api.cjs');
-module.exports = createServeApi(require('./cache/keyroute_cache.js'), () => require('zeromq'), { randomBytes });
-`,
-);
-writeFileSync(
-  join(dist, 'serve.mjs'),
-  `${serveHeader}// keyroute/serve (Node, ES module): the same instance as require('keyroute/serve').
-import api from './serve.cjs';
-export const { ${serveNames.join(', ')} } = api;
-`,
-);
+nodeEntry('cache', 'cache.mjs', 'the smart cache over a node-redis client; its .wasm is\n// compiled synchronously on require.',
+  "const { randomBytes } = require('node:crypto');\n", "require('./scripts.cjs'), { randomBytes, pid: process.pid }", [scripts, { randomBytes, pid: process.pid }]);
+nodeEntry('redis', 'redis.mjs', "least-used pools, leases and affinity over a node-redis\n// client; core's calls and decoders run in the cache module's .wasm.",
+  '', "require('./scripts.cjs')", [scripts]);
+// keyroute/serve: the zeromq package is an optional peer dependency, required on first use.
+nodeEntry('serve', 'serve.mjs', "a client and a loader worker of keyroute serve; the header\n// is core's codec (the cache module's .wasm), the sockets are the zeromq package's.",
+  "const { randomBytes } = require('node:crypto');\n", "() => require('zeromq'), { randomBytes }", [() => null, { randomBytes }]);
 
 // keyroute/fleet (Node and browsers): the Router over the fleet's own module.
 const fleetApi = bundle('fleet.mjs');

@@ -66,15 +66,25 @@ pub fn raw_frame_encode(
     Ok(out)
 }
 
-/// Every field of a header frame, as core reads it: `counts` = `[version, system, type,
-/// transport error, flags, priority, deadline ms]`, items = `[request id, session id]`.
-/// `OUT_OF_RANGE` for a frame shorter than its 29 bytes plus the session id, or of another
-/// version or system; `TOO_LARGE` above 512 bytes.
+/// Every field of a header frame, as core reads it, in one crossing: the numbers `[version,
+/// system, type, transport error, flags, priority, deadline ms, session id length]`, with
+/// the request id and then the session id written at the start of `ids` (16 + 255 bytes:
+/// the longest). `OUT_OF_RANGE` for a frame shorter than its 29 bytes plus the session id,
+/// or of another version or system; `TOO_LARGE` above 512 bytes; `BUFFER_TOO_SMALL` when
+/// `ids` cannot hold the ids.
 #[wasm_bindgen(js_name = rawFrameDecode)]
-pub fn raw_frame_decode(frame: &[u8]) -> Result<RawBatch, JsError> {
+pub fn raw_frame_decode(frame: &[u8], ids: &mut [u8]) -> Result<Vec<f64>, JsError> {
     let h = Header::decode(frame)?;
-    let mut b = RawBatch::of(&[&h.request_id, h.session_id]);
-    b.counts = alloc::vec![
+    let sid = h.session_id.len();
+    let Some(out) = ids.get_mut(..16 + sid) else {
+        return Err(JsError::new(
+            ErrorCode::BufferTooSmall,
+            "the buffer for the ids is too small",
+        ));
+    };
+    out[..16].copy_from_slice(&h.request_id);
+    out[16..].copy_from_slice(h.session_id);
+    Ok(alloc::vec![
         f64::from(h.version),
         f64::from(h.system),
         f64::from(h.msg_type),
@@ -82,8 +92,8 @@ pub fn raw_frame_decode(frame: &[u8]) -> Result<RawBatch, JsError> {
         f64::from(h.flags),
         f64::from(h.priority),
         f64::from(h.deadline_ms),
-    ];
-    Ok(b)
+        sid as f64,
+    ])
 }
 
 /// Core's tables of the protocol, in one batch: items the message types' names, then each

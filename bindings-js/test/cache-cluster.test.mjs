@@ -5,9 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { SmartCache, Sessions, Devices, entryKey } from 'keyroute/cache';
-import { nodeRedis, sleep, close, startCluster } from './redis-helpers.mjs';
+import { sleep, startCluster } from './redis-helpers.mjs';
 
-const open = [];
 let cl;
 
 before(async () => {
@@ -15,17 +14,10 @@ before(async () => {
 });
 
 after(async () => {
-  for (const c of open) await close(c);
   if (cl) await cl.stop();
 });
 
-async function cluster(line) {
-  const c = nodeRedis[line].createCluster({ rootNodes: cl.ports.map((p) => ({ url: `redis://127.0.0.1:${p}` })) });
-  c.on('error', () => {});
-  await c.connect();
-  open.push(c);
-  return c;
-}
+const cluster = (line) => cl.connect(line);
 
 for (const line of ['v4', 'v5']) {
   test(`a stampede over two caches on Cluster clients costs one backend call; waiters woken by SSUBSCRIBE (node-redis ${line})`, async () => {

@@ -1,6 +1,7 @@
 // redis-server processes for the smart-cache suites: started on free 127.0.0.1 ports and
 // stopped by the suites; node-redis clients of both major lines (@redis/client 1.x is
 // node-redis 4, npm redis 6.x is node-redis 5+).
+import { before, after } from 'node:test';
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -95,15 +96,25 @@ function freePair() {
 /**
  * A Redis Cluster of three masters (redis-server processes on free 127.0.0.1 ports, joined
  * with redis-cli --cluster create), resolved once every node says cluster_state:ok and
- * the masters accept writes: {ports, stop()}.
+ * the masters accept writes: {ports, connect(line), stop()}.
  */
 export async function startCluster(prefix = 'keyroute-cluster-') {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const procs = [];
   const ports = [];
+  const opened = [];
   const stop = async () => {
+    for (const c of opened) await close(c);
     for (const p of procs) p.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
+  };
+  // A connected Cluster client of node-redis `line`, closed by stop().
+  const connect = async (line = 'v5') => {
+    const c = nodeRedis[line].createCluster({ rootNodes: ports.map((p) => ({ url: `redis://127.0.0.1:${p}` })) });
+    c.on('error', () => {});
+    await c.connect();
+    opened.push(c);
+    return c;
   };
   try {
     while (ports.length < 3) {
@@ -146,5 +157,31 @@ export async function startCluster(prefix = 'keyroute-cluster-') {
     await stop();
     throw e;
   }
-  return { ports, stop };
+  return { ports, connect, stop };
+}
+
+/**
+ * A redis-server for the suite that calls this (started before its tests, stopped after
+ * them) and clients of it, closed after them: {url, client(line)}.
+ */
+export function suiteRedis() {
+  let server = null;
+  const clients = [];
+  before(async () => {
+    server = await startRedis();
+  });
+  after(async () => {
+    for (const c of clients) await close(c);
+    if (server) await server.stop();
+  });
+  return {
+    get url() {
+      return server.url;
+    },
+    async client(line = 'v5') {
+      const c = await connect(server.url, line);
+      clients.push(c);
+      return c;
+    },
+  };
 }

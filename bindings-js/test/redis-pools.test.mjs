@@ -4,31 +4,16 @@
 // is sent, NOSCRIPT, binary members, and the concurrency check of
 // redis/tests/redis_least_used_concurrency.rs (400 concurrent picks, spread 0), which a
 // non-atomic client fails.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Pool } from 'keyroute';
 import { LeastUsed, Leases, Affinity } from 'keyroute/redis';
-import { startRedis, connect, close, sleep } from './redis-helpers.mjs';
+import { suiteRedis, sleep } from './redis-helpers.mjs';
 
-let server;
-const clients = [];
+const redis = suiteRedis();
+const client = (line) => redis.client(line);
 let n = 0;
 const fresh = (what) => `{${what}-${process.pid}-${++n}}:pool`;
-
-async function client(line = 'v5') {
-  const c = await connect(server.url, line);
-  clients.push(c);
-  return c;
-}
-
-before(async () => {
-  server = await startRedis();
-});
-
-after(async () => {
-  for (const c of clients) await close(c);
-  if (server) await server.stop();
-});
 
 const code = (c) => (e) => {
   assert.equal(e.code, c, e.message);

@@ -150,7 +150,7 @@ export function rustWorker(endpoint, kinds, delayMs = 0, capacity = 1) {
 }
 
 /** A Python program run with the venv's interpreter (keyroute.serve and pyzmq). */
-export function python(code, args = []) {
+export function python(code, args = [], opts = {}) {
   need(PYTHON, 'make serve-venv');
-  return child(PYTHON, ['-c', code, ...args]);
+  return child(PYTHON, ['-c', code, ...args], opts);
 }

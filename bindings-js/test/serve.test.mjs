@@ -53,6 +53,14 @@ const code = (c) => (e) => {
   assert.equal(e.code, c, e.message);
   return true;
 };
+// A promise and the function that resolves it: what a held load waits for.
+function gate() {
+  let open;
+  const shut = new Promise((r) => {
+    open = r;
+  });
+  return [shut, open];
+}
 
 for (const store of ['memory', 'redis']) {
   test(`every message type round-trips from the Node Client, with a Node LoaderWorker (${store} store)`, async () => {
@@ -174,10 +182,7 @@ print(encode_header(30, b"0123456789abcdef", priority=9, deadline_ms=1500, sessi
 
 test('deadlines: a load past the deadline, a request expired in the queue, a reply past the client\'s timeout', async () => {
   const s = await serve(['--threads', '1']);
-  let release;
-  const held = new Promise((r) => {
-    release = r;
-  });
+  const [held, release] = gate();
   worker(s.workers, ['slow'], async () => {
     await held;
     return 'late';
@@ -204,10 +209,7 @@ test('deadlines: a load past the deadline, a request expired in the queue, a rep
 
 test('priority: with the one thread busy, every high-priority request runs before any low one', async () => {
   const s = await serve(['--threads', '1']);
-  let release;
-  const held = new Promise((r) => {
-    release = r;
-  });
+  const [held, release] = gate();
   worker(s.workers, ['hold'], async () => {
     await held;
     return 'held';
@@ -247,10 +249,7 @@ for (const store of ['memory', 'redis']) {
 
 test('bounds: at most maxInFlight requests wait for replies (BUSY past it), and what cannot be sent is refused', async () => {
   const s = await serve();
-  let release;
-  const held = new Promise((r) => {
-    release = r;
-  });
+  const [held, release] = gate();
   worker(s.workers, ['hold'], async () => {
     await held;
     return 'v';
@@ -338,10 +337,7 @@ async function standIn() {
 
 test('the LoaderWorker skips malformed loads, refuses undeclared kinds, reports failures with their codes, and bounds what it holds', async () => {
   const b = await standIn();
-  let release;
-  const held = new Promise((r) => {
-    release = r;
-  });
+  const [held, release] = gate();
   const w = worker(b.endpoint, ['cards', 'hold'], async (cl, kind) => {
     if (kind === 'hold') {
       await held;
