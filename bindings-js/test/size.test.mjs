@@ -67,15 +67,13 @@
 // over GetOrLoad, Fill and Warm, the read, load and warm-up rules the JS glue carried
 // before; one `report` export for every input, opaque Debug impls) it is 62,578 bytes
 // gzipped (49,879 before). Its budget, config.cacheWasmGzipBudget, is 63,000 (measured +
-<<<<<<< HEAD
 // 422 bytes, 0.7%); 62,694 with rawLimit (issue 35). SmartCache.put (issue 36: rawCallPut and the sc-put decoder) and the
 // session rule of GetOrLoad took it to 63,250 while rawDecode found its script by a scan
 // of core's CACHE_SCRIPTS, which linked every script's text (sess-guard's 20 KB, which
 // inlines ten scripts, among them, at 69,602 before GetOrLoad held its guard through a
 // pointer); naming the scripts it decodes instead leaves those texts out: 62,018.
-=======
-// 422 bytes, 0.7%); 62,694 with rawLimit (issue 35). Issue 36 made it the Node module of
-// keyroute/redis and keyroute/serve too: core's pool calls and reply decoders (PoolCalls,
+// Issue 36 also made it the Node module of
+// keyroute/redis and keyroute/serve: core's pool calls and reply decoders (PoolCalls,
 // LeaseCalls, AffinityCalls, the nine scripts' decoders: rawPoolKeys, rawPoolCall,
 // rawPoolDecode, one export for every call, which saved 3 KB over a class per handle) and
 // core's frame codec and tables (rawFrameEncode, rawFrameDecode, rawFrameTables): 77,936
@@ -84,7 +82,6 @@
 // formatting and error table (the cluster module's 16 KB lesson); browsers download none
 // of it. Budget 78,400 (measured + 464 bytes, 0.6%). Main took core's new PoolError arm
 // (BadLeaseTtl, a lease TTL out of range) in its Pool errors: 44,779.
->>>>>>> h36-node
 //
 // The fleet (keyroute/fleet: every engine and fleet profile, the nginx/HAProxy/twemproxy
 // configuration readers and the bounded-loads overlay; issue 16) is a third .wasm, for Node
