@@ -18,8 +18,8 @@ export type { ErrorCode, KeyrouteError } from './index.js';
 /** A message type of the protocol (core's `MsgType`). */
 export type MsgTypeName =
   | 'ping' | 'session.create' | 'session.touch' | 'session.destroy' | 'session.list'
-  | 'cache.get' | 'cache.put' | 'cache.invalidate' | 'product.get' | 'app.start' | 'device.bind'
-  | 'worker.ready' | 'load' | 'loaded' | 'failed';
+  | 'session.update' | 'cache.get' | 'cache.put' | 'cache.invalidate' | 'product.get'
+  | 'app.start' | 'device.bind' | 'worker.ready' | 'load' | 'loaded' | 'failed';
 /** A transport error of the protocol (core's `TransportError`). */
 export type TransportErrorName =
   | 'QUEUE_FULL' | 'EXPIRED' | 'SHUTTING_DOWN' | 'BAD_HEADER' | 'UNKNOWN_TYPE' | 'NO_LOADER'
@@ -32,6 +32,7 @@ export const TYPES: Readonly<{
   'session.touch': 11;
   'session.destroy': 12;
   'session.list': 13;
+  'session.update': 14;
   'cache.get': 20;
   'cache.put': 21;
   'cache.invalidate': 22;

@@ -93,11 +93,20 @@ for (const store of ['memory', 'redis']) {
     assert.equal(r.errorCode, 'VERSION_MISMATCH');
     assert.equal(r.header.flags, FLAG_DATA_ERROR);
     assert.match(r.errorMessage, /2\.14/);
+    // session.update (type 14) replaces the data under the version check; a data request
+    // carrying the session id slides it; once destroyed, the session's id is SESSION_EXPIRED.
+    r = await c.request('session.update', { sid, version: '2.14' }, Buffer.from('new data'));
+    assert.equal(r.header.msgType, TYPES['session.update'] | REPLY_BIT);
+    assert.ok(r.body.expires_at > Date.now(), JSON.stringify(r.body));
+    assert.equal((await c.request('session.update', { sid, version: '9' }, Buffer.from('x'))).errorCode, 'VERSION_MISMATCH');
+    assert.deepEqual((await c.request('session.touch', { sid, version: '2.14' })).payload, Buffer.from('new data'));
+    assert.equal((await c.request('cache.get', { client: who, kind: 'none' }, null, { sessionId: sid })).errorCode, 'NOT_FOUND');
     r = await c.request('session.list', { client: who });
     assert.deepEqual(r.body.sessions.map((x) => x.sid), [sid]);
     assert.deepEqual((await c.request('session.destroy', { sid })).body, { destroyed: true });
     assert.deepEqual((await c.request('session.destroy', { sid })).body, { destroyed: false });
     assert.equal((await c.request('session.touch', { sid })).errorCode, 'SESSION_EXPIRED');
+    assert.equal((await c.request('cache.get', { client: who, kind: 'none' }, null, { sessionId: sid })).errorCode, 'SESSION_EXPIRED');
     assert.equal((await c.request('session.touch', { sid: 'not-a-sid' })).errorCode, 'BAD_SESSION_ID');
 
     // cache
@@ -160,13 +169,14 @@ w.run()
 import sys
 from keyroute.serve import Client, encode_header
 with Client(sys.argv[1]) as c:
-    r = c.request("product.get", {"client": "c1", "kind": "cards"}, session_id=b"s-py", priority=3)
-    print(r.transport_error, r.error_code, r.payload.decode(), r.header.session_id.decode(), flush=True)
+    sid = c.request("session.create", {"client": "c1", "version": "1"}).body["sid"].encode()
+    r = c.request("product.get", {"client": "c1", "kind": "cards"}, session_id=sid, priority=3)
+    print(r.transport_error, r.error_code, r.payload.decode(), r.header.session_id == sid, flush=True)
 print(encode_header(30, b"0123456789abcdef", priority=9, deadline_ms=1500, session_id=b"abc").hex(), flush=True)
 `, [s.bind]);
   assert.equal(await pyClient.exited(), 0, pyClient.stderr);
   assert.deepEqual(pyClient.lines, [
-    'None None node:c1:cards s-py',
+    'None None node:c1:cards True',
     encodeHeader('product.get', { requestId: '0123456789abcdef', priority: 9, deadlineMs: 1500, sessionId: 'abc' }).toString('hex'),
   ]);
 
