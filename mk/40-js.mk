@@ -2,12 +2,14 @@
 # in Node and in Debian's Chromium, and benchmarks against the npm peers.
 #
 #   make test-js    toolchain + npm ci + chromium/redis-server, build, lints, node --test
-#                   (the smart cache on real redis-servers with the Rust peer), the
+#                   (the smart cache, keyroute/redis's pools on real redis-servers with the
+#                   Rust peer; keyroute/serve against real `keyroute serve` processes), the
 #                   node-redis recipe and the smart-cache example, browser test
 #   make build-js   bindings-js/dist (wasm-bindgen for Node and for browsers)
 #   make pack-js    build/keyroute-<version>.tgz
 #   make demo-web   serve the demo page on http://127.0.0.1:$(DEMO_WEB_PORT)/bindings-js/demo/
-#   make bench-js   .wasm size, keyroute vs the npm peers side by side (build/bench/js.json)
+#   make bench-js   .wasm size, keyroute vs the npm peers side by side (build/bench/js.json);
+#                   keyroute/serve's round trips against the Python client's (js-serve.json)
 .PHONY: setup-js setup-js-rust setup-js-npm setup-apt-js build-js lint-js pack-js test-js \
         test-js-node test-js-browser demo-web bench-js
 
@@ -88,10 +90,13 @@ TEST_TARGETS += test-js
 test-js: setup-js lint-js build-js test-js-node test-js-browser
 
 # test/*.test.mjs: the test files only (test/helpers.mjs is a module, not a test).
-# The Rust SmartCache the cache suite shares entries with (bindings-js/examples/cache_peer.rs).
-test-js-node: build-js setup-apt-js
+# The Rust SmartCache the cache suite shares entries with (bindings-js/examples/cache_peer.rs);
+# keyroute/serve's suite runs `keyroute serve`, the Rust example worker and the Python
+# client and worker of the serve venv (mk/60-serve.mk: build-serve, serve-venv).
+test-js-node: build-js setup-apt-js build-serve serve-venv
 	$(CARGO) build -q -p keyroute-js --features peer --example cache_peer
-	cd $(JS_DIR) && node --expose-gc --test test/*.test.mjs
+	cd $(JS_DIR) && KEYROUTE_BIN=$(KEYROUTE) KEYROUTE_WORKER_BIN=$(SERVE_WORKER) KEYROUTE_SERVE_PY=$(SERVE_PY) \
+	  node --expose-gc --test test/*.test.mjs
 	cd $(ROOT)/examples/node && npm ci --no-audit --no-fund --prefer-offline && node example.cjs && node example.mjs \
 	  && node check_shard_node_redis.mjs && node check_smart_cache.mjs
 
@@ -106,6 +111,10 @@ demo-web: build-js
 	python3 -m http.server --bind 127.0.0.1 --directory $(ROOT) $(DEMO_WEB_PORT)
 
 BENCH_TARGETS += bench-js
-# Writes build/bench/js.json and js.md (the README's table, generated from one run).
-bench-js: build-js
+# Writes build/bench/js.json and js.md (the README's table, generated from one run); then
+# round trips of the Node and the Python clients of keyroute serve (bench/serve.mjs,
+# alternating rounds, medians) into build/bench/js-serve.json.
+bench-js: build-js build-serve serve-venv
 	cd $(JS_DIR) && node bench/bench.mjs
+	mkdir -p $(BUILD)/bench
+	cd $(JS_DIR) && KEYROUTE_BIN=$(KEYROUTE) KEYROUTE_SERVE_PY=$(SERVE_PY) node bench/serve.mjs 9 1000 > $(BUILD)/bench/js-serve.json

@@ -14,30 +14,15 @@
 // `code` of ERROR_CODES.
 
 import { createHelpers } from './helpers.mjs';
+import { createLink } from './link.mjs';
 
 export function createCacheApi(wasm, scripts, node) {
   'use strict';
 
-  const { ERROR_CODES, error, fail, coded, guard, describe, wellFormed, text, utf8, NONE, int, bool, options, bytes, pack, unpack } = createHelpers(wasm);
-
-  // A node-redis error as a coded one (the original is its `cause`). Server errors start
-  // with their code word (ERR, WRONGTYPE, NOAUTH, MOVED, ...); everything else the client
-  // throws is about the connection (closed, offline, socket closed, reconnecting).
-  function redisError(e) {
-    if (coded(e)) return e;
-    const message = e instanceof Error ? e.message : String(e);
-    const name = (e && e.constructor && e.constructor.name) || '';
-    let code = 'REDIS_CONNECTION_LOST';
-    if (/^WRONGTYPE/.test(message)) code = 'REDIS_WRONGTYPE';
-    else if (/^(NOAUTH|WRONGPASS)/.test(message)) code = 'REDIS_AUTH';
-    else if (name === 'ErrorReply' || /^[A-Z][A-Z_-]+ /.test(message)) code = 'REDIS_SERVER';
-    else if (/timeout/i.test(name) || /timed? ?out/i.test(message)) code = 'REDIS_TIMEOUT';
-    else if (/ECONNREFUSED|ENOTFOUND|EHOSTUNREACH/.test(message)) code = 'REDIS_CONNECT';
-    return error(code, `Redis: ${message}`, { cause: e });
-  }
-  function connectionError(e) {
-    return e.code === 'REDIS_CONNECTION_LOST' || e.code === 'REDIS_CONNECT' || e.code === 'REDIS_TIMEOUT';
-  }
+  const h = createHelpers(wasm);
+  const { ERROR_CODES, error, fail, guard, describe, wellFormed, text, utf8, NONE, int, bool, options, bytes, pack } = h;
+  // node-redis: errors, the calls' EVALSHA with NOSCRIPT handling, replies as core reads them.
+  const { Link, connectionError, clock, sleep, items, callOf, walk } = createLink(h, scripts);
 
   // A name or value as a Buffer (a view of its bytes: a string as UTF-8, lone surrogates
   // refused, or any bytes).
@@ -183,23 +168,6 @@ export function createCacheApi(wasm, scripts, node) {
   }
   Object.freeze(CACHE_SCRIPTS);
 
-  // A packed batch from wasm as Buffers (views of one copy) and its counts, freeing it.
-  function items(b) {
-    try {
-      return [unpack(b, (data, start, end) => Buffer.from(data.buffer, data.byteOffset + start, end - start)), b.counts];
-    } finally {
-      b.free();
-    }
-  }
-
-  function callOf(b) {
-    const [it, counts] = items(b);
-    const script = it[0].toString('latin1');
-    const nk = counts[0];
-    const s = CACHE_SCRIPTS[script];
-    return { script, sha1: s.sha1, keys: it.slice(1, 1 + nk), args: it.slice(1 + nk) };
-  }
-
   const NOTIFY = { PUBLISH: 0, SPUBLISH: 1, '': 2 };
   function notifyOf(n) {
     if (n === undefined) return 0;
@@ -285,43 +253,6 @@ export function createCacheApi(wasm, scripts, node) {
 
   // ---------------------------------------------------------------- replies
 
-  // A reply as the preorder walk the wasm decoder reads (see bindings-js/src/cache.rs).
-  function walk(reply) {
-    const tags = [];
-    const nums = [];
-    const strings = [];
-    const visit = (v, depth) => {
-      if (v === null || v === undefined) tags.push(0);
-      else if (typeof v === 'number' || typeof v === 'bigint') {
-        if (Number.isSafeInteger(Number(v)) && BigInt(Number(v)) === BigInt(v)) {
-          tags.push(1);
-          nums.push(Number(v));
-        } else {
-          tags.push(2);
-          strings.push(Buffer.from(String(v)));
-        }
-      } else if (typeof v === 'string') {
-        tags.push(2);
-        strings.push(Buffer.from(v, 'utf8'));
-      } else if (v instanceof Uint8Array) {
-        tags.push(2);
-        strings.push(v);
-      } else if (Array.isArray(v) && depth < 8) {
-        tags.push(3);
-        nums.push(v.length);
-        for (const x of v) visit(x, depth + 1);
-      } else tags.push(9);
-    };
-    visit(reply, 0);
-    const ends = new Uint32Array(strings.length);
-    let off = 0;
-    strings.forEach((s, i) => {
-      off += s.length;
-      ends[i] = off;
-    });
-    return [Uint8Array.from(tags), Float64Array.from(nums), Buffer.concat(strings, off), ends];
-  }
-
   const GET_KINDS = [null, 'hit', 'refresh', 'stale', 'lease', 'wait', 'error'];
   // The fields of the warm-hit fast path, as core reads them.
   const PEEK_FIELDS = Object.freeze(wasm.rawPeekFields());
@@ -406,72 +337,6 @@ export function createCacheApi(wasm, scripts, node) {
   }
 
   // ---------------------------------------------------------------- node-redis
-
-  const clock = () => performance.now();
-  const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
-  // Bulk strings as Buffers: node-redis 4 (returnBuffers), 5+ (typeMapping, '$' = 36).
-  const BINARY = Object.freeze({ returnBuffers: true, typeMapping: { 36: Buffer } });
-
-  // How commands reach Redis through the caller's node-redis client (4+, standalone or
-  // Cluster): EVALSHA, SCRIPT LOAD on NOSCRIPT, and a bound on each round trip.
-  class Link {
-    constructor(client, ioTimeoutMs) {
-      if (client === null || typeof client !== 'object' || typeof client.sendCommand !== 'function') {
-        fail('BAD_TYPE', `a connected node-redis client is needed (createClient() or createCluster() of npm redis 4+), not ${describe(client)}`);
-      }
-      this.client = client;
-      this.cluster = Array.isArray(client.masters);
-      this.notify = this.cluster ? 1 : 0;
-      this.ioTimeoutMs = ioTimeoutMs;
-    }
-
-    // One command, routed by `key` on a Cluster, bounded by `until` (a clock() instant).
-    send(args, key, until) {
-      let p;
-      try {
-        p = this.cluster ? this.client.sendCommand(key, false, args, BINARY) : this.client.sendCommand(args, BINARY);
-      } catch (e) {
-        return Promise.reject(redisError(e));
-      }
-      p = Promise.resolve(p).catch((e) => {
-        throw redisError(e);
-      });
-      const left = (until === undefined ? clock() + this.ioTimeoutMs : until) - clock();
-      let timer;
-      const late = new Promise((_, reject) => {
-        timer = setTimeout(() => reject(error('REDIS_TIMEOUT', `Redis did not answer ${String(args[0])} within ${Math.round(Math.max(left, 0))} ms`)), Math.max(left, 0));
-      });
-      p.catch(() => {}); // an answer after the bound is dropped, an error too
-      return Promise.race([p, late]).finally(() => clearTimeout(timer));
-    }
-
-    // Runs a call with EVALSHA; on NOSCRIPT loads the script (on the key's node) and retries.
-    async eval(call, until) {
-      const key = call.keys[0];
-      try {
-        return await this.send(commandOf(call), key, until);
-      } catch (e) {
-        if (!(e.code === 'REDIS_SERVER' && /^NOSCRIPT/.test(e.cause && e.cause.message))) throw e;
-        await this.send(['SCRIPT', 'LOAD', CACHE_SCRIPTS[call.script].text], key, until);
-        return this.send(commandOf(call), key, until);
-      }
-    }
-
-    // SCRIPT LOAD of every cache script on the server (every master of a Cluster).
-    async loadScripts() {
-      const texts = Object.values(CACHE_SCRIPTS).map((s) => s.text);
-      const targets = this.cluster ? await Promise.all(this.client.masters.map((m) => this.client.nodeClient(m))) : [this.client];
-      const until = clock() + this.ioTimeoutMs;
-      for (const t of targets) {
-        for (const body of texts) {
-          const p = t.sendCommand(['SCRIPT', 'LOAD', body]);
-          await Promise.race([p, sleep(until - clock()).then(() => fail('REDIS_TIMEOUT', 'SCRIPT LOAD did not answer in time'))]).catch((e) => {
-            throw redisError(e);
-          });
-        }
-      }
-    }
-  }
 
   // Wake-ups: waiters of one client's channel share one subscription of this process
   // (SUBSCRIBE on a dedicated connection; SSUBSCRIBE through the Cluster client).
@@ -705,7 +570,7 @@ export function createCacheApi(wasm, scripts, node) {
      * connection, so the first stampede pays no set-up. Optional: done on demand otherwise.
      */
     async ready() {
-      await this.#link.loadScripts();
+      await this.#link.loadScripts(Object.keys(CACHE_SCRIPTS));
       await this.#wakeups.connection();
       return this;
     }

@@ -14,7 +14,7 @@ import { createHelpers } from './helpers.mjs';
 export function createFleetApi(wasm) {
   'use strict';
 
-  const { ERROR_CODES, fail, guard, describe, text, int, bool, options, pack, bytes, unpackBytes, normalizeNodes, INTERNAL, dispose, freed } = createHelpers(wasm);
+  const { ERROR_CODES, fail, guard, describe, text, int, num, bool, options, pack, bytes, unpackBytes, normalizeNodes, INTERNAL, dispose, freed } = createHelpers(wasm);
 
   const MAX_OPTIONS = 64;
   // An object name → value (string, integer or boolean) or a Map, as [name, value, ...] text.

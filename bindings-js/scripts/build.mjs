@@ -18,6 +18,11 @@
 //   dist/cache/  wasm-bindgen --target nodejs of the smart cache's own .wasm (crate feature
 //                `cache`); dist/cache-api.cjs (js/cache.mjs), dist/cache.{cjs,mjs}
 //                (the `keyroute/cache` entry, Node only), dist/cache.d.{ts,mts}
+//   dist/redis-api.cjs (js/redis.mjs), dist/redis.{cjs,mjs}: keyroute/redis (Node only:
+//                LeastUsed, Leases, Affinity over node-redis), dist/redis.d.{ts,mts}
+//   dist/serve-api.cjs (js/serve.mjs), dist/serve.{cjs,mjs}: keyroute/serve (Node only:
+//                Client, LoaderWorker over zeromq), dist/serve.d.{ts,mts}; both on the
+//                cache module's .wasm (core's pool calls and frame codec)
 //   dist/fleet-node/, dist/fleet-web/   wasm-bindgen (nodejs, web) of the fleet's own .wasm
 //                (crate feature `fleet`: engines, fleet profiles, proxy configurations);
 //                dist/fleet-api.{mjs,cjs} (js/fleet.mjs), dist/fleet.{cjs,mjs} (Node) and
@@ -229,28 +234,42 @@ export default init;
 `,
 );
 
-// keyroute/cache (Node): the cache API over its own module.
-const cacheApi = bundle('cache.mjs');
-const cacheHeader = header.replace('api.mjs', 'cache.mjs');
-writeFileSync(join(dist, 'cache-api.cjs'), cacheHeader + cacheApi.cjs);
-const cacheNames = exported(requireHere(join(dist, 'cache-api.cjs')).createCacheApi(requireHere(join(dist, 'cache', 'keyroute_cache.js')), scripts, { randomBytes, pid: process.pid }));
-writeFileSync(
-  join(dist, 'cache.cjs'),
-  `${cacheHeader}'use strict';
-// keyroute/cache (Node, CommonJS): the smart cache over a node-redis client; its .wasm is
-// compiled synchronously on require.
-const { randomBytes } = require('node:crypto');
-const { createCacheApi } = require('./cache-api.cjs');
-module.exports = createCacheApi(require('./cache/keyroute_cache.js'), require('./scripts.cjs'), { randomBytes, pid: process.pid });
+// The Node-only entries, each a factory over the cache module's .wasm (one instance for
+// all of them: Node's require cache): `name` (keyroute/NAME, dist/NAME.{cjs,mjs}), its
+// factory's file in js/, what the CommonJS entry says of itself, the lines it needs first,
+// and its factory's arguments as source text (`wasm` is the module) and as values (to read
+// the names to export from an instance made here).
+function nodeEntry(name, file, about, preamble, argsText, argsHere) {
+  const built = bundle(file);
+  const head = header.replace('api.mjs', file);
+  writeFileSync(join(dist, `${name}-api.cjs`), head + built.cjs);
+  const wasmHere = requireHere(join(dist, 'cache', 'keyroute_cache.js'));
+  const names = exported(requireHere(join(dist, `${name}-api.cjs`))[built.factory](wasmHere, ...argsHere));
+  writeFileSync(
+    join(dist, `${name}.cjs`),
+    `${head}'use strict';
+// keyroute/${name} (Node, CommonJS): ${about}
+${preamble}const { ${built.factory} } = require('./${name}-api.cjs');
+const wasm = require('./cache/keyroute_cache.js');
+module.exports = ${built.factory}(wasm, ${argsText});
 `,
-);
-writeFileSync(
-  join(dist, 'cache.mjs'),
-  `${cacheHeader}// keyroute/cache (Node, ES module): the same instance as require('keyroute/cache').
-import api from './cache.cjs';
-export const { ${cacheNames.join(', ')} } = api;
+  );
+  writeFileSync(
+    join(dist, `${name}.mjs`),
+    `${head}// keyroute/${name} (Node, ES module): the same instance as require('keyroute/${name}').
+import api from './${name}.cjs';
+export const { ${names.join(', ')} } = api;
 `,
-);
+  );
+}
+
+nodeEntry('cache', 'cache.mjs', 'the smart cache over a node-redis client; its .wasm is\n// compiled synchronously on require.',
+  "const { randomBytes } = require('node:crypto');\n", "require('./scripts.cjs'), { randomBytes, pid: process.pid }", [scripts, { randomBytes, pid: process.pid }]);
+nodeEntry('redis', 'redis.mjs', "least-used pools, leases and affinity over a node-redis\n// client; core's calls and decoders run in the cache module's .wasm.",
+  '', "require('./scripts.cjs')", [scripts]);
+// keyroute/serve: the zeromq package is an optional peer dependency, required on first use.
+nodeEntry('serve', 'serve.mjs', "a client and a loader worker of keyroute serve; the header\n// is core's codec (the cache module's .wasm), the sockets are the zeromq package's.",
+  "const { randomBytes } = require('node:crypto');\n", "() => require('zeromq'), { randomBytes }", [() => null, { randomBytes }]);
 
 // keyroute/fleet (Node and browsers): the Router over the fleet's own module.
 const fleetApi = bundle('fleet.mjs');
@@ -372,4 +391,8 @@ copyFileSync(join(pkg, 'js', 'cache.d.ts'), join(dist, 'cache.d.ts'));
 copyFileSync(join(pkg, 'js', 'cache.d.ts'), join(dist, 'cache.d.mts'));
 copyFileSync(join(pkg, 'js', 'fleet.d.ts'), join(dist, 'fleet.d.ts'));
 copyFileSync(join(pkg, 'js', 'fleet.d.ts'), join(dist, 'fleet.d.mts'));
+for (const entry of ['redis', 'serve']) {
+  copyFileSync(join(pkg, 'js', `${entry}.d.ts`), join(dist, `${entry}.d.ts`));
+  copyFileSync(join(pkg, 'js', `${entry}.d.ts`), join(dist, `${entry}.d.mts`));
+}
 console.log(`built ${dist}`);

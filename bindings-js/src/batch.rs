@@ -1,5 +1,5 @@
 //! [`RawBatch`]: byte strings packed in one buffer, the shape in which lists cross from
-//! wasm to JavaScript (pool picks and counts, script calls, decoded replies).
+//! wasm to JavaScript (pool picks and counts, script calls, decoded replies, headers).
 use alloc::vec::Vec;
 use wasm_bindgen::prelude::*;
 
@@ -18,6 +18,16 @@ impl RawBatch {
     pub(crate) fn push(&mut self, item: &[u8]) {
         self.data.extend_from_slice(item);
         self.ends.push(self.data.len() as u32);
+    }
+
+    /// A batch of these items.
+    #[cfg(feature = "cache")]
+    pub(crate) fn of(items: &[&[u8]]) -> Self {
+        let mut b = RawBatch::default();
+        for item in items {
+            b.push(item);
+        }
+        b
     }
 
     /// A batch of `items`.

@@ -20,8 +20,8 @@ use alloc::vec::Vec;
 use keyroute::cache::{
     check_client_id, check_device_id, check_kind, check_value_len, check_version, check_warm_count,
     checked_max_value_len, checked_ms, decode_flag, decode_sessions, decode_warm, device_key,
-    session_keys, truncate_message, xfetch, xfetch_arg, Call, ClientKeys, ClientToken, CreateReply,
-    FillReply, GetReply, Notify, Peek, PollSchedule, PutReply, ReplyError, SessionId, TokenKey,
+    session_keys, xfetch, xfetch_arg, Call, ClientKeys, ClientToken, CreateReply, FillReply,
+    GetReply, LoadFailure, Notify, Peek, PollSchedule, PutReply, ReplyError, SessionId, TokenKey,
     Touch, Value, DEFAULT_MAX_VALUE_LEN, MAX_CLIENT_ID_LEN, MAX_DEVICE_ID_LEN, MAX_ERROR_CODE_LEN,
     MAX_ERROR_MESSAGE_LEN, MAX_FENCED_LOADS, MAX_KIND_LEN, MAX_MS, MAX_OWNER_LEN,
     MAX_VALUE_LEN_LIMIT, MAX_VERSION_LEN, MAX_WARM_KINDS, PEEK_FIELDS,
@@ -197,16 +197,8 @@ pub fn raw_checked_ms(what: &str, value: i128, min: u8) -> Result<f64, JsError> 
 /// [`truncate_message`], both at a character boundary.
 #[wasm_bindgen(js_name = rawLoadError)]
 pub fn raw_load_error(code: &str, message: &str) -> Vec<String> {
-    let mut end = code.len().min(MAX_ERROR_CODE_LEN);
-    while !code.is_char_boundary(end) {
-        end -= 1;
-    }
-    let code = if end == 0 {
-        ErrorCode::BackendError.as_str()
-    } else {
-        &code[..end]
-    };
-    alloc::vec![String::from(code), String::from(truncate_message(message))]
+    let failure = LoadFailure::new(code, message);
+    alloc::vec![failure.code, failure.message]
 }
 
 /// [`xfetch::should_refresh`].

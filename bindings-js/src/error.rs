@@ -14,7 +14,7 @@ use keyroute::cache::{InputError, ReplyError};
 use keyroute::error::{ErrorCode, Int};
 #[cfg(any(feature = "routing", feature = "cluster"))]
 use keyroute::ring::RingError;
-#[cfg(feature = "routing")]
+#[cfg(any(feature = "routing", feature = "cache"))]
 use keyroute::select::{KeyError, PoolError, UnknownRestoreMode};
 #[cfg(feature = "cluster")]
 use keyroute::slot::{AddressError, MapError, PlanError, RedirectError};
@@ -90,6 +90,14 @@ coded!(MapError, PlanError, RedirectError, AddressError);
 coded!(RingError);
 #[cfg(feature = "cache")]
 coded!(InputError, ReplyError);
+// The pools on Redis and the frame codec of `keyroute serve` (the Node module).
+#[cfg(feature = "cache")]
+coded!(
+    keyroute::select::AffinityError,
+    keyroute::frame::HeaderError
+);
+#[cfg(all(feature = "cache", not(feature = "routing")))]
+coded!(PoolError, KeyError, UnknownRestoreMode);
 #[cfg(feature = "fleet")]
 coded!(keyroute::engine::EngineError);
 #[cfg(all(feature = "fleet", not(any(feature = "routing", feature = "cluster"))))]
@@ -107,8 +115,8 @@ pub fn raw_error_codes() -> Vec<String> {
 }
 
 /// Core's limits of one call and its slot count: `i` = 0 `MAX_KEYS_PER_CALL`, 1
-/// `MAX_BATCH_BYTES`, 2 `MAX_KEY_BYTES`, 3 `MAX_PICKS_PER_CALL`, 4 `SLOT_COUNT` (0 past
-/// them). Every module has it: the JS glue's `LIMITS` and `SLOT_COUNT`, and its checks
+/// `MAX_BATCH_BYTES`, 2 `MAX_KEY_BYTES`, 3 `MAX_PICKS_PER_CALL`, 4 `SLOT_COUNT`, 5
+/// `RECLAIM_BATCH` (the leases of `keyroute/redis`) (0 past them). Every module has it: the JS glue's `LIMITS` and `SLOT_COUNT`, and its checks
 /// before a list or a key crosses. (One number per call: the smallest export, where an
 /// array cost 0.1 KB gzipped in each module.)
 #[wasm_bindgen(js_name = rawLimit)]
@@ -121,6 +129,7 @@ pub fn raw_limit(i: u32) -> u32 {
         2 => MAX_KEY_BYTES,
         3 => MAX_PICKS_PER_CALL,
         4 => usize::from(keyroute::slot::SLOT_COUNT),
+        5 => keyroute::select::RECLAIM_BATCH,
         _ => 0,
     };
     u32::try_from(n).unwrap_or(u32::MAX)

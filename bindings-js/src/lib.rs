@@ -46,8 +46,14 @@ mod error;
 // The fleet module (`keyroute/fleet`): engines, fleet profiles, proxy configurations.
 #[cfg(feature = "fleet")]
 mod fleet;
+// The frame codec of `keyroute serve` (keyroute/serve) and the pools on Redis
+// (keyroute/redis): Node only, in the cache module.
+#[cfg(feature = "cache")]
+mod frame;
 #[cfg(feature = "routing")]
 mod keys;
+#[cfg(feature = "cache")]
+mod pools;
 #[cfg(feature = "routing")]
 mod ring;
 #[cfg(feature = "routing")]

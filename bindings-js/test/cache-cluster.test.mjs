@@ -4,94 +4,20 @@
 // woken by SSUBSCRIBE, and a stampede over two caches costs one backend call.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
-import { createServer } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { SmartCache, Sessions, Devices, entryKey } from 'keyroute/cache';
-import { nodeRedis, sleep } from './redis-helpers.mjs';
+import { sleep, startCluster } from './redis-helpers.mjs';
 
-const procs = [];
-const ports = [];
-const open = [];
-let dir;
-
-function freePair() {
-  const tryPort = (port) => new Promise((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(async () => resolve(port < 55000 && (await tryPort(port + 10000)) ? port : freePair()));
-    });
-  });
-}
+let cl;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'keyroute-cache-cluster-'));
-  while (ports.length < 3) {
-    const p = await freePair();
-    if (!ports.includes(p)) ports.push(p);
-  }
-  for (const port of ports) {
-    procs.push(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' }));
-  }
-  for (const port of ports) {
-    for (let i = 0; ; i++) {
-      const c = nodeRedis.v5.createClient({ socket: { host: '127.0.0.1', port, reconnectStrategy: false } });
-      c.on('error', () => {});
-      try {
-        await c.connect();
-        await c.ping();
-        await c.close();
-        break;
-      } catch (e) {
-        if (i > 200) throw new Error(`redis-server on ${port} did not start: ${e.message}`);
-        await sleep(25);
-      }
-    }
-  }
-  execFileSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'pipe', timeout: 30000 });
-  const deadline = Date.now() + 20000;
-  for (const port of ports) {
-    const c = nodeRedis.v5.createClient({ socket: { host: '127.0.0.1', port } });
-    c.on('error', () => {});
-    await c.connect();
-    while (!/cluster_state:ok/.test(await c.sendCommand(['CLUSTER', 'INFO']))) {
-      if (Date.now() > deadline) throw new Error('the cluster did not reach cluster_state:ok');
-      await sleep(100);
-    }
-    await c.close();
-  }
-  // Masters accept writes about 2 s after the cluster forms.
-  await sleep(2000);
+  cl = await startCluster('keyroute-cache-cluster-');
 });
 
 after(async () => {
-  for (const c of open) {
-    try {
-      await (typeof c.close === 'function' ? c.close() : c.quit());
-    } catch {
-      // gone
-    }
-  }
-  for (const p of procs) p.kill('SIGKILL');
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  if (cl) await cl.stop();
 });
 
-async function cluster(line) {
-  const c = nodeRedis[line].createCluster({ rootNodes: ports.map((p) => ({ url: `redis://127.0.0.1:${p}` })) });
-  c.on('error', () => {});
-  await c.connect();
-  open.push(c);
-  return c;
-}
+const cluster = (line) => cl.connect(line);
 
 for (const line of ['v4', 'v5']) {
   test(`a stampede over two caches on Cluster clients costs one backend call; waiters woken by SSUBSCRIBE (node-redis ${line})`, async () => {

@@ -4,7 +4,7 @@
 // paused holder fenced, invalidation, cached backend errors, sessions, devices and
 // warm-up, bad input, and entries shared with the Rust SmartCache (and the Python one when
 // build/venv-py has it).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -13,28 +13,13 @@ import { createInterface } from 'node:readline';
 import * as kc from 'keyroute/cache';
 import { SmartCache, Sessions, Devices, CACHE_LIMITS } from 'keyroute/cache';
 import { here, repo } from './helpers.mjs';
-import { startRedis, connect, close, sleep } from './redis-helpers.mjs';
+import { suiteRedis, sleep } from './redis-helpers.mjs';
 
-let server;
-const clients = [];
+const server = suiteRedis();
+const client = (line = 'v5') => server.client(line);
 let n = 0;
 /** A fresh client id per test (no test sees another's entries). */
 const fresh = (what = 'client') => `${what}-${process.pid}-${++n}`;
-
-async function client(line = 'v5') {
-  const c = await connect(server.url, line);
-  clients.push(c);
-  return c;
-}
-
-before(async () => {
-  server = await startRedis();
-});
-
-after(async () => {
-  for (const c of clients) await close(c);
-  if (server) await server.stop();
-});
 
 function child(args) {
   return spawn(process.execPath, [join(here, 'cache-child.mjs'), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -4,37 +4,15 @@
 // master that stores it without a MOVED.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
-import { createServer } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { SlotMap, keySlot, groupBySlot } from 'keyroute';
+import { startCluster } from './redis-helpers.mjs';
 
 const require = createRequire(import.meta.url);
 const { createClient } = require('@redis/client');
 
-const procs = [];
+let cl;
 let ports = [];
-let dir;
-
-// A port p free together with its cluster bus port p + 10000.
-function freePair() {
-  const tryPort = (port) => new Promise((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', async () => {
-      const { port } = s.address();
-      s.close(async () => resolve(port < 55000 && (await tryPort(port + 10000)) ? port : freePair()));
-    });
-  });
-}
 
 async function client(port) {
   const c = createClient({ socket: { host: '127.0.0.1', port, reconnectStrategy: false } });
@@ -44,42 +22,12 @@ async function client(port) {
 }
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'keyroute-cluster-'));
-  while (ports.length < 3) {
-    const p = await freePair();
-    if (!ports.includes(p)) ports.push(p);
-  }
-  for (const port of ports) {
-    procs.push(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' }));
-  }
-  for (const port of ports) {
-    for (let i = 0; ; i++) {
-      try {
-        const c = await client(port);
-        await c.ping();
-        await c.quit();
-        break;
-      } catch (e) {
-        if (i > 100) throw new Error(`redis-server on ${port} did not start: ${e.message}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-  }
-  execFileSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'pipe', timeout: 30000 });
-  const deadline = Date.now() + 20000;
-  for (const port of ports) {
-    const c = await client(port);
-    while (!/cluster_state:ok/.test(await c.sendCommand(['CLUSTER', 'INFO']))) {
-      if (Date.now() > deadline) throw new Error('the cluster did not reach cluster_state:ok');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    await c.quit();
-  }
+  cl = await startCluster('keyroute-cluster-');
+  ports = cl.ports;
 });
 
-after(() => {
-  for (const p of procs) p.kill();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+after(async () => {
+  if (cl) await cl.stop();
 });
 
 // Writes keys through the map's choice of master, each on a plain (non-cluster) client:

@@ -20,6 +20,9 @@ test('npm pack → install in a temp project → require and import', () => {
     assert.ok(files.includes('dist/cluster-web/keyroute_cluster_bg.wasm'));
     assert.ok(files.includes('dist/index.d.ts'));
     assert.ok(files.includes('dist/index.d.mts'));
+    for (const entry of ['redis', 'serve']) {
+      for (const f of ['cjs', 'mjs', 'd.ts', 'd.mts']) assert.ok(files.includes(`dist/${entry}.${f}`), `dist/${entry}.${f}`);
+    }
     assert.ok(files.includes('package.json'));
     assert.ok(files.every((f) => f.startsWith('dist/') || f === 'package.json' || f === 'README.md'), files.join(', '));
     const tarball = join(tmp, info.filename);
@@ -76,6 +79,16 @@ test('npm pack → install in a temp project → require and import', () => {
       const got = JSON.parse(execFileSync(process.execPath, [f], { cwd: proj, encoding: 'utf8' }));
       assert.deepEqual(got, f === 'web.mjs' ? { ...want, cluster: `BUSY ${want.cluster}`, spec: `BUSY ${want.spec}` } : want, f);
     }
+    // keyroute/redis and keyroute/serve (Node) load without their peers; the zeromq package,
+    // an optional peer dependency, was not installed: a socket asks for it with BAD_CONFIG.
+    writeFileSync(join(proj, 'node-only.mjs'), `
+      import { LeastUsed } from 'keyroute/redis';
+      import { Client, TYPES, decodeHeader, encodeHeader } from 'keyroute/serve';
+      let client;
+      try { new Client('tcp://127.0.0.1:9'); client = 'made'; } catch (e) { client = e.code; }
+      console.log(JSON.stringify({ pool: typeof LeastUsed, ping: TYPES.ping, back: decodeHeader(encodeHeader('ping', { priority: 3 })).priority, client }));`);
+    assert.deepEqual(JSON.parse(execFileSync(process.execPath, ['node-only.mjs'], { cwd: proj, encoding: 'utf8' })), { pool: 'function', ping: 1, back: 3, client: 'BAD_CONFIG' });
+    assert.equal(readdirSync(join(proj, 'node_modules')).includes('zeromq'), false);
     const pj = JSON.parse(readFileSync(join(proj, 'node_modules', 'keyroute', 'package.json'), 'utf8'));
     assert.equal(pj.exports['.'].node.require.types, './dist/index.d.ts');
     assert.equal(pj.exports['.'].default.types, './dist/index.d.mts');

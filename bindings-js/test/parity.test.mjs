@@ -1,7 +1,7 @@
 // docs/parity.md holds the JavaScript column to the package: every name of a `yes:` cell
-// exists (an export of `keyroute`, `keyroute/cache` or `keyroute/fleet`, or a method, getter or static of
-// an exported class or object: `Ring.getN`, `cacheCalls.get`), and every `no:` cell gives
-// a reason.
+// exists (an export of `keyroute`, `keyroute/cache`, `keyroute/fleet`, `keyroute/redis` or
+// `keyroute/serve`, or a method, getter or static of an exported class or object:
+// `Ring.getN`, `cacheCalls.get`), and every `no:` cell gives a reason.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import * as main from 'keyroute';
 import * as cache from 'keyroute/cache';
 import * as fleet from 'keyroute/fleet';
+import * as redis from 'keyroute/redis';
+import * as serve from 'keyroute/serve';
 import { repo } from './helpers.mjs';
 
 function rows() {
@@ -24,7 +26,7 @@ function rows() {
 
 function exists(name) {
   const [head, member, ...rest] = name.split('.');
-  const kr = head in main ? main : head in cache ? cache : fleet;
+  const kr = [main, cache, redis, serve].find((m) => head in m) || fleet;
   if (rest.length || !(head in kr)) return false;
   if (member === undefined) return true;
   const owner = kr[head];
@@ -63,4 +65,7 @@ test('the check itself fails on a missing name', () => {
   assert.equal(exists('SmartCache.getOrLoad'), true);
   assert.equal(exists('cacheCalls.warmBegin'), true);
   assert.equal(exists('SmartCache.noSuchMethod'), false);
+  assert.equal(exists('Leases.reclaim'), true);
+  assert.equal(exists('Client.request'), true);
+  assert.equal(exists('Client.noSuchMethod'), false);
 });

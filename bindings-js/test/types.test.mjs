@@ -34,7 +34,25 @@ test('LIMITS, SLOT_COUNT and CACHE_LIMITS are the values their .d.ts types state
   assert.equal(SLOT_COUNT, Number(d.match(/export const SLOT_COUNT: (\d+);/)[1]));
 });
 
-test('index.d.ts, cache.d.ts and fleet.d.ts type-check real usage (tsc --strict)', () => {
+test('TYPES, TRANSPORT_ERRORS and the header constants of keyroute/serve are the values serve.d.ts states', async () => {
+  const serve = await import('keyroute/serve');
+  const d = readFileSync(join(here, '..', 'js', 'serve.d.ts'), 'utf8');
+  const block = (name) => d.match(new RegExp(`export const ${name}: Readonly<\\{([^]*?)\\}>;`))[1];
+  const types = Object.fromEntries([...block('TYPES').matchAll(/^\s+'([\w.]+)': (\d+);$/gm)].map((m) => [m[1], Number(m[2])]));
+  const errors = Object.fromEntries([...block('TRANSPORT_ERRORS').matchAll(/^\s+(\d+): '(\w+)';$/gm)].map((m) => [m[1], m[2]]));
+  assert.ok(Object.keys(types).length >= 15 && Object.keys(errors).length >= 12);
+  assert.deepEqual({ ...serve.TYPES }, types);
+  assert.deepEqual({ ...serve.TRANSPORT_ERRORS }, errors);
+  for (const name of ['VERSION', 'SYSTEM', 'REPLY_BIT', 'FLAG_DATA_ERROR', 'HEADER_FIXED_LEN', 'MAX_HEADER_LEN']) {
+    assert.equal(serve[name], Number(d.match(new RegExp(`export const ${name}: (\\d+);`))[1]), name);
+  }
+  // The unions name the same types and errors.
+  const union = (name) => [...d.match(new RegExp(`export type ${name} =([^;]*);`))[1].matchAll(/'([\w.]+)'/g)].map((m) => m[1]);
+  assert.deepEqual(union('MsgTypeName'), Object.keys(types));
+  assert.deepEqual(union('TransportErrorName'), Object.values(errors));
+});
+
+test('index.d.ts, cache.d.ts, fleet.d.ts, redis.d.ts and serve.d.ts type-check real usage (tsc --strict)', () => {
   const tsc = require.resolve('typescript/bin/tsc');
   try {
     execFileSync(process.execPath, [tsc, '-p', join(here, 'types', 'tsconfig.json')], { encoding: 'utf8', stdio: 'pipe' });

@@ -2,7 +2,8 @@
 //! and profile names (`keyroute::engine::ENTRIES`, `keyroute::ring::ProfileName::ALL`),
 //! error codes (`keyroute::error::ErrorCode::ALL`), the limits and constants of one call
 //! (`keyroute::keys`, `select`, `slot`, `ring`, `cache`) and the message types, transport
-//! errors and header constants of `keyroute serve` (`keyroute::frame`). Each sits between
+//! errors and header constants of `keyroute serve` (`keyroute::frame`: `_MsgTypeName` in
+//! the `.pyi`, `MsgTypeName`, `TYPES`, ... in `serve.d.ts`). Each sits between
 //! a `BEGIN GENERATED: <what> (...)` and an `END GENERATED` line of the files below; the
 //! prose around them is written by hand. This test renders every block and fails when a
 //! committed file differs, or holds a block it does not know (set `KEYROUTE_UPDATE_DOCS=1`
@@ -154,6 +155,95 @@ fn java_error_codes() -> String {
             c.as_str(),
             c.number(),
             java_str(c.summary())
+        ));
+    }
+    out
+}
+
+/// The header constants of `keyroute::frame`, as `keyroute/serve` names them.
+fn js_frame_constants() -> Vec<(&'static str, u64, &'static str)> {
+    vec![
+        (
+            "VERSION",
+            n(VERSION),
+            "The protocol version core writes and reads.",
+        ),
+        ("SYSTEM", n(SYSTEM), "The system byte of `keyroute serve`."),
+        (
+            "REPLY_BIT",
+            n(REPLY_BIT),
+            "The bit a reply sets on its request's type.",
+        ),
+        (
+            "FLAG_DATA_ERROR",
+            n(FLAG_DATA_ERROR),
+            "Flag bit 0: the reply is a data error (its body is {code, message}).",
+        ),
+        (
+            "HEADER_FIXED_LEN",
+            n(HEADER_FIXED_LEN),
+            "The header's length with an empty session id.",
+        ),
+        (
+            "MAX_HEADER_LEN",
+            n(MAX_HEADER_LEN),
+            "The longest header a reader accepts.",
+        ),
+    ]
+}
+
+/// The message types, transport errors and header constants of `keyroute/serve`'s
+/// `serve.d.ts`: the name unions, `TYPES` and `TRANSPORT_ERRORS` with their numbers as
+/// literal types, and the constants.
+fn ts_frame() -> String {
+    let msg_types: Vec<&str> = MsgType::ALL.iter().map(|t| t.name()).collect();
+    let transport: Vec<&str> = TransportError::ALL.iter().map(|e| e.name()).collect();
+    let mut out = ts_union(
+        Some("A message type of the protocol (core's `MsgType`)."),
+        "MsgTypeName",
+        &msg_types,
+    );
+    out.push_str(&ts_union(
+        Some("A transport error of the protocol (core's `TransportError`)."),
+        "TransportErrorName",
+        &transport,
+    ));
+    out.push_str(
+        "/** Message types by name (core's `MsgType`). */
+export const TYPES: Readonly<{
+",
+    );
+    for t in MsgType::ALL {
+        out.push_str(&format!(
+            "  '{}': {};
+",
+            t.name(),
+            t.number()
+        ));
+    }
+    out.push_str(
+        "}>;
+/** Transport errors by number (core's `TransportError`). */
+export const TRANSPORT_ERRORS: Readonly<{
+",
+    );
+    for e in TransportError::ALL {
+        out.push_str(&format!(
+            "  {}: '{}';
+",
+            e.number(),
+            e.name()
+        ));
+    }
+    out.push_str(
+        "}>;
+",
+    );
+    for (name, value, doc) in js_frame_constants() {
+        out.push_str(&format!(
+            "/** {doc} */
+export const {name}: {value};
+"
         ));
     }
     out
@@ -314,6 +404,7 @@ fn targets() -> Vec<(&'static str, &'static str, &'static str, String)> {
                 NAMES,
             ),
         ),
+        ("bindings-js/js/serve.d.ts", "//", FRAME_BLOCK, ts_frame()),
         (
             "bindings-py/python/keyroute/_keyroute.pyi",
             "#",

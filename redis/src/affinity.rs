@@ -7,28 +7,17 @@
 
 use ::redis::ConnectionLike;
 
+use crate::cache::exec::eval_in;
 use crate::error::Result;
-use crate::script::{fail, invoke, script, show};
-use keyroute::select::affinity_script::{
-    affinity_keys, cap_args, check_take, AFFINITY_RELEASE, AFFINITY_TAKE,
-};
+use crate::script::{fail, show};
 pub use keyroute::select::affinity_script::{Cap, MAX_AFFINITY_CANDIDATES};
-
-/// What [`Affinity::take`] gave.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Taken {
-    /// The node holding the item.
-    pub node: Vec<u8>,
-    /// How many items that node holds now.
-    pub load: u64,
-    /// The cap of this take.
-    pub cap: u64,
-    /// Whether this call placed the item (`false`: it was held already, nothing changed).
-    pub new: bool,
-}
+/// What [`Affinity::take`] gave (core's).
+pub use keyroute::select::Taken;
+use keyroute::select::{decode_member, AffinityCalls, AFFINITY_RELEASE};
 
 /// An affinity map on Redis: item → node at the affinity key, node → load beside it, in
-/// its slot. The handle holds keys and scripts only; every call takes the connection
+/// its slot, driven by core's calls ([`AffinityCalls`](keyroute::select::AffinityCalls))
+/// and reply decoders. The handle holds keys and scripts only; every call takes the connection
 /// (standalone or cluster).
 ///
 /// ```
@@ -39,9 +28,7 @@ pub struct Taken {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Affinity {
-    keys: [Vec<u8>; 2],
-    take: ::redis::Script,
-    release: ::redis::Script,
+    calls: AffinityCalls,
 }
 
 impl Affinity {
@@ -51,19 +38,17 @@ impl Affinity {
     /// [`Error::Key`] for an empty key or one that needs a hash tag.
     pub fn new(key: impl AsRef<[u8]>) -> Result<Self> {
         Ok(Affinity {
-            keys: affinity_keys(key.as_ref())?,
-            take: script(&AFFINITY_TAKE),
-            release: script(&AFFINITY_RELEASE),
+            calls: AffinityCalls::new(key.as_ref())?,
         })
     }
 
     /// The affinity key and its loads key, `KEYS[1..=2]` of the scripts.
     pub fn keys(&self) -> &[Vec<u8>; 2] {
-        &self.keys
+        self.calls.keys()
     }
 
     fn context(&self, what: &str) -> String {
-        format!("{what} (affinity {})", show(&self.keys[0]))
+        format!("{what} (affinity {})", show(&self.keys()[0]))
     }
 
     /// Gives `item` to the node holding it, else to the first of `candidates` (in the
@@ -81,22 +66,8 @@ impl Affinity {
         candidates: &[C],
         cap: Cap,
     ) -> Result<Option<Taken>> {
-        check_take(item, candidates.len(), cap, |i| candidates[i].as_ref())?;
-        let (mode, value) = cap_args(cap);
-        let mut call = self.take.prepare_invoke();
-        call.key(&self.keys[0]).key(&self.keys[1]);
-        call.arg(item).arg(mode).arg(value);
-        for c in candidates {
-            call.arg(c.as_ref());
-        }
-        let reply: Option<(Vec<u8>, u64, u64, u8)> =
-            invoke(&call, con).map_err(fail(&self.context("take")))?;
-        Ok(reply.map(|(node, load, cap, new)| Taken {
-            node,
-            load,
-            cap,
-            new: new == 1,
-        }))
+        let call = self.calls.take(item, candidates, cap)?;
+        Ok(Taken::decode(eval_in(con, &call, &self.context("take"))?)?)
     }
 
     /// Frees `item` once; returns the node that held it (its load went down by one), or
@@ -106,12 +77,9 @@ impl Affinity {
     /// [`Error::Affinity`](crate::Error::Affinity) for an empty item (nothing is sent); a connection or server
     /// error.
     pub fn release(&self, con: &mut dyn ConnectionLike, item: &[u8]) -> Result<Option<Vec<u8>>> {
-        if item.is_empty() {
-            return Err(keyroute::select::affinity_script::AffinityError::EmptyItem.into());
-        }
-        let mut call = self.release.prepare_invoke();
-        call.key(&self.keys[0]).key(&self.keys[1]).arg(item);
-        invoke(&call, con).map_err(fail(&self.context("release")))
+        let call = self.calls.release(item)?;
+        let reply = eval_in(con, &call, &self.context("release"))?;
+        Ok(decode_member(reply, &AFFINITY_RELEASE)?)
     }
 
     /// The node holding `item`, if any.
@@ -120,7 +88,7 @@ impl Affinity {
     /// A connection or server error.
     pub fn holder(&self, con: &mut dyn ConnectionLike, item: &[u8]) -> Result<Option<Vec<u8>>> {
         ::redis::cmd("HGET")
-            .arg(&self.keys[0])
+            .arg(&self.keys()[0])
             .arg(item)
             .query(con)
             .map_err(fail(&self.context("holder")))
@@ -132,7 +100,7 @@ impl Affinity {
     /// A connection or server error.
     pub fn loads(&self, con: &mut dyn ConnectionLike) -> Result<Vec<(Vec<u8>, u64)>> {
         let mut pairs: Vec<(Vec<u8>, u64)> = ::redis::cmd("HGETALL")
-            .arg(&self.keys[1])
+            .arg(&self.keys()[1])
             .query(con)
             .map_err(fail(&self.context("loads")))?;
         pairs.sort();
@@ -145,7 +113,7 @@ impl Affinity {
     /// A connection or server error.
     pub fn held(&self, con: &mut dyn ConnectionLike) -> Result<u64> {
         ::redis::cmd("HLEN")
-            .arg(&self.keys[0])
+            .arg(&self.keys()[0])
             .query(con)
             .map_err(fail(&self.context("held")))
     }

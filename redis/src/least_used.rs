@@ -3,11 +3,11 @@
 
 use ::redis::{ConnectionLike, ServerErrorKind, Value};
 
+use crate::cache::exec::eval_in;
 use crate::error::{Error, Result};
-use crate::script::{fail, invoke, script, show, NOSCRIPT_ROUNDS};
+use crate::script::{fail, script, show, NOSCRIPT_ROUNDS};
 use keyroute::select::{
-    seed_overwrite_arg, side_key, PoolError, Restore, LEAST_USED, MAX_EXACT_COUNT, REMOVE, RESTORE,
-    SEED,
+    decode_count, decode_member, decode_removed, PoolCalls, Restore, LEAST_USED, RESTORE, SEED,
 };
 
 /// How many picks [`LeastUsed::pick_many`] sends in one pipeline.
@@ -15,7 +15,9 @@ pub const PICK_BATCH: usize = 512;
 
 /// A least-used pool on Redis: a sorted set (member = proxy id, score = assignments)
 /// and its side hash, driven by the [scripts of `select`](keyroute::select::SCRIPTS) with
-/// `EVALSHA` (loading them on `NOSCRIPT`).
+/// `EVALSHA` (loading them on `NOSCRIPT`): core's calls
+/// ([`PoolCalls`](keyroute::select::PoolCalls)) and reply decoders, as every binding runs
+/// them.
 ///
 /// The handle holds only the keys and the scripts; every call takes the connection: a
 /// standalone [`Connection`](::redis::Connection), a [`Reconnecting`](crate::Reconnecting)
@@ -36,12 +38,8 @@ pub const PICK_BATCH: usize = 512;
 /// ```
 #[derive(Clone, Debug)]
 pub struct LeastUsed {
-    pool_key: Vec<u8>,
-    side_key: Vec<u8>,
+    calls: PoolCalls,
     least_used: ::redis::Script,
-    seed: ::redis::Script,
-    remove: ::redis::Script,
-    restore: ::redis::Script,
     /// `EVALSHA <least-used> 1 <pool>`, packed once.
     packed_pick: Vec<u8>,
     /// `EVAL <least-used text> 1 <pool>`, packed once (pipelines on a cluster).
@@ -55,25 +53,21 @@ impl LeastUsed {
     /// # Errors
     /// [`Error::Key`] for an empty pool key or one that needs a hash tag.
     pub fn new(pool_key: impl AsRef<[u8]>) -> Result<Self> {
-        let pool_key = pool_key.as_ref().to_vec();
-        let side_key = side_key(&pool_key)?;
+        let calls = PoolCalls::new(pool_key.as_ref())?;
+        let pool_key = calls.pool_key();
         let packed_pick = ::redis::cmd("EVALSHA")
             .arg(LEAST_USED.sha1())
             .arg(1)
-            .arg(&pool_key)
+            .arg(pool_key)
             .get_packed_command();
         let packed_eval = ::redis::cmd("EVAL")
             .arg(LEAST_USED.text())
             .arg(1)
-            .arg(&pool_key)
+            .arg(pool_key)
             .get_packed_command();
         Ok(LeastUsed {
-            pool_key,
-            side_key,
+            calls,
             least_used: script(&LEAST_USED),
-            seed: script(&SEED),
-            remove: script(&REMOVE),
-            restore: script(&RESTORE),
             packed_pick,
             packed_eval,
         })
@@ -81,16 +75,16 @@ impl LeastUsed {
 
     /// The pool key (a sorted set).
     pub fn pool_key(&self) -> &[u8] {
-        &self.pool_key
+        self.calls.pool_key()
     }
 
     /// The side key (a hash of removed members' counts).
     pub fn side_key(&self) -> &[u8] {
-        &self.side_key
+        self.calls.side_key()
     }
 
     fn context(&self, what: &str) -> String {
-        format!("{what} (pool {})", show(&self.pool_key))
+        format!("{what} (pool {})", show(self.pool_key()))
     }
 
     /// Adds `members` at count `initial` (see [`SEED_SCRIPT`](keyroute::select::SEED_SCRIPT)):
@@ -98,7 +92,7 @@ impl LeastUsed {
     /// members were new.
     ///
     /// # Errors
-    /// [`Error::Pool`] when `initial` is above [`MAX_EXACT_COUNT`] or a member is empty
+    /// [`Error::Pool`] when `initial` is above [`MAX_EXACT_COUNT`](keyroute::select::MAX_EXACT_COUNT) or a member is empty
     /// (nothing is sent); a connection or server error ([`Error::WrongType`] when a key
     /// holds another type: the script then changes nothing).
     pub fn seed<I>(
@@ -112,20 +106,9 @@ impl LeastUsed {
         I: IntoIterator,
         I::Item: AsRef<[u8]>,
     {
-        if initial > MAX_EXACT_COUNT {
-            return Err(PoolError::BadInitialCount(initial.into()).into());
-        }
-        let mut call = self.seed.key(&self.pool_key);
-        call.key(&self.side_key)
-            .arg(initial)
-            .arg(seed_overwrite_arg(overwrite));
-        for member in members {
-            if member.as_ref().is_empty() {
-                return Err(PoolError::EmptyMember.into());
-            }
-            call.arg(member.as_ref());
-        }
-        invoke(&call, con).map_err(fail(&self.context("seed")))
+        let call = self.calls.seed(members, initial, overwrite)?;
+        let added = decode_count(eval_in(con, &call, &self.context("seed"))?, &SEED)?;
+        Ok(usize::try_from(added).unwrap_or(usize::MAX))
     }
 
     /// Picks the least-used member and counts the assignment, in one atomic script call
@@ -136,8 +119,8 @@ impl LeastUsed {
     /// A connection error or timeout (the pick may or may not have been counted) or a
     /// server error.
     pub fn pick(&self, con: &mut dyn ConnectionLike) -> Result<Option<Vec<u8>>> {
-        let call = self.least_used.key(&self.pool_key);
-        invoke(&call, con).map_err(fail(&self.context("pick")))
+        let reply = eval_in(con, &self.calls.pick(), &self.context("pick"))?;
+        Ok(decode_member(reply, &LEAST_USED)?)
     }
 
     /// Up to `n` picks, pipelined ([`PICK_BATCH`] per round trip); fewer only when the
@@ -237,9 +220,12 @@ impl LeastUsed {
     /// # Errors
     /// A connection or server error.
     pub fn remove(&self, con: &mut dyn ConnectionLike, member: &[u8]) -> Result<Option<u64>> {
-        let mut call = self.remove.key(&self.pool_key);
-        call.key(&self.side_key).arg(member);
-        invoke(&call, con).map_err(fail(&self.context("remove")))
+        let call = self.calls.remove(member);
+        Ok(decode_removed(eval_in(
+            con,
+            &call,
+            &self.context("remove"),
+        )?)?)
     }
 
     /// Puts `member` back: [`Restore::Keep`] its remembered count, or
@@ -255,12 +241,11 @@ impl LeastUsed {
         member: &[u8],
         mode: Restore,
     ) -> Result<u64> {
-        if member.is_empty() {
-            return Err(PoolError::EmptyMember.into());
-        }
-        let mut call = self.restore.key(&self.pool_key);
-        call.key(&self.side_key).arg(member).arg(mode.as_arg());
-        invoke(&call, con).map_err(fail(&self.context("restore")))
+        let call = self.calls.restore(member, mode)?;
+        Ok(decode_count(
+            eval_in(con, &call, &self.context("restore"))?,
+            &RESTORE,
+        )?)
     }
 
     /// `(member, count)` in pick order (`ZRANGE pool 0 -1 WITHSCORES`).
@@ -269,7 +254,7 @@ impl LeastUsed {
     /// A connection or server error.
     pub fn counts(&self, con: &mut dyn ConnectionLike) -> Result<Vec<(Vec<u8>, u64)>> {
         let pairs: Vec<(Vec<u8>, f64)> = ::redis::cmd("ZRANGE")
-            .arg(&self.pool_key)
+            .arg(self.pool_key())
             .arg(0)
             .arg(-1)
             .arg("WITHSCORES")
@@ -285,7 +270,7 @@ impl LeastUsed {
     /// A connection or server error.
     pub fn removed(&self, con: &mut dyn ConnectionLike) -> Result<Vec<(Vec<u8>, u64)>> {
         let mut pairs: Vec<(Vec<u8>, u64)> = ::redis::cmd("HGETALL")
-            .arg(&self.side_key)
+            .arg(self.side_key())
             .query(con)
             .map_err(fail(&self.context("removed")))?;
         pairs.sort();

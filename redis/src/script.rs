@@ -1,9 +1,8 @@
-//! Running core [`Script`]s: `EVALSHA`, loading the text on `NOSCRIPT`.
+//! Core [`Script`]s as the `redis` crate's script objects (pipelined picks), and the error
+//! helpers of the calls.
 
+use crate::error::Error;
 use keyroute::script::Script;
-use redis::{ConnectionLike, FromRedisValue, RedisResult, ServerErrorKind};
-
-use crate::error::{server_kind, Error};
 
 /// How many times in a row a call loads the script and is answered `NOSCRIPT` again
 /// (someone flushing the script cache between the load and the retry) before giving up.
@@ -14,28 +13,6 @@ pub(crate) fn script(script: &Script) -> redis::Script {
     let loaded = redis::Script::new(script.text());
     debug_assert_eq!(loaded.get_hash(), script.sha1(), "{}", script.name());
     loaded
-}
-
-/// [`ScriptInvocation::invoke`](redis::ScriptInvocation::invoke) (EVALSHA, on NOSCRIPT
-/// load and retry once), retried while the script cache keeps being flushed between the
-/// load and the retry. A NOSCRIPT reply means the script did not run, so nothing is
-/// counted twice.
-pub(crate) fn invoke<T: FromRedisValue>(
-    call: &redis::ScriptInvocation<'_>,
-    con: &mut dyn ConnectionLike,
-) -> RedisResult<T> {
-    let mut rounds = 0;
-    loop {
-        match call.invoke(con) {
-            Err(err)
-                if rounds < NOSCRIPT_ROUNDS
-                    && server_kind(&err) == Some(ServerErrorKind::NoScript) =>
-            {
-                rounds += 1;
-            }
-            result => return result,
-        }
-    }
 }
 
 /// Maps an error of the `redis` crate met while doing `context`.

@@ -1,5 +1,5 @@
-//! [`Call`]: a script call ready to send (`EVALSHA sha1 numkeys keys... args...`), built
-//! from typed arguments, so every client passes the same arguments in the same form.
+//! The smart cache's script calls: the [`Call`] of each cache script, built from typed
+//! arguments, so every client passes the same arguments in the same form.
 
 use alloc::borrow::Cow;
 use alloc::vec;
@@ -13,7 +13,7 @@ use super::script::{
 };
 use super::session_id::SessionId;
 use super::token::ClientToken;
-use crate::script::Script;
+use crate::script::{int_arg as int, Call, Script};
 
 /// How the scripts that change an entry wake its waiters.
 ///
@@ -46,36 +46,6 @@ impl Notify {
             Notify::Nothing => "",
         }
     }
-}
-
-/// A script call: the script, its keys and its arguments. Send it as `EVALSHA
-/// script.sha1() keys.len() keys... args...` (loading `script.text()` on `NOSCRIPT`).
-///
-/// `now` arguments are for tests only: `None` lets the script read the server's `TIME`
-/// (what every production call does).
-///
-/// ```
-/// use keyroute::cache::{Call, ClientKeys, TokenKey};
-/// let keys = ClientKeys::new(b"client-42", &TokenKey::DEFAULT)?;
-/// let entry = keys.entry(b"accounts")?;
-/// let call = Call::get(&entry, 2000, b"host-1", 0.0, true, None);
-/// assert_eq!(call.script.name(), "sc-get");
-/// assert_eq!(call.keys, [&entry[..]]);
-/// assert_eq!(call.args, [&b"2000"[..], b"host-1", b"0", b"1"]);
-/// # Ok::<(), keyroute::cache::InputError>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Call<'a> {
-    /// The script.
-    pub script: &'static Script,
-    /// `KEYS`.
-    pub keys: Vec<Cow<'a, [u8]>>,
-    /// `ARGV`.
-    pub args: Vec<Cow<'a, [u8]>>,
-}
-
-fn int(n: u64) -> Cow<'static, [u8]> {
-    Cow::Owned(alloc::format!("{n}").into_bytes())
 }
 
 fn text(s: &'static str) -> Cow<'static, [u8]> {
@@ -120,10 +90,6 @@ pub fn xfetch_arg(e: f64) -> alloc::string::String {
 }
 
 impl<'a> Call<'a> {
-    fn new(script: &'static Script, keys: Vec<Cow<'a, [u8]>>, args: Vec<Cow<'a, [u8]>>) -> Self {
-        Call { script, keys, args }
-    }
-
     /// [`SC_GET`](super::SC_GET): read `entry`, leasing it for `lease_ms` to `owner` when
     /// it must be loaded. `xfetch_e` = β·(−ln u) for a uniform u in (0, 1] draws an early
     /// refresh (0 = off); `allow_stale` serves a stale value while someone refreshes.

@@ -94,12 +94,13 @@ mod session_id;
 mod session_model;
 mod session_settings;
 mod token;
-#[cfg(feature = "alloc")]
-mod value;
 pub mod xfetch;
 
+pub use crate::script::ReplyError;
 #[cfg(feature = "alloc")]
-pub use call::{xfetch_arg, Call, Notify};
+pub use crate::script::{Call, Value};
+#[cfg(feature = "alloc")]
+pub use call::{xfetch_arg, Notify};
 pub use check::{
     check_client_id, check_device_id, check_kind, check_value_len, check_version, check_warm_count,
     checked_max_value_len, checked_ms, truncate_message,
@@ -111,7 +112,7 @@ pub use driver::{
 };
 #[cfg(feature = "alloc")]
 pub use entry_model::{Entry, EntryModel, LeaseState};
-pub use error::{InputError, ReplyError};
+pub use error::InputError;
 #[cfg(feature = "alloc")]
 pub use keys::{device_key, session_keys, ClientKeys, KEY_PREFIX};
 pub use limits::{
@@ -136,5 +137,3 @@ pub use session_id::SessionId;
 pub use session_model::{Session, SessionModel};
 pub use session_settings::SessionSettings;
 pub use token::{ClientToken, TokenKey};
-#[cfg(feature = "alloc")]
-pub use value::Value;

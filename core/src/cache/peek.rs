@@ -17,9 +17,9 @@
 
 use alloc::vec::Vec;
 
-use super::error::ReplyError;
-use super::value::Value;
 use super::xfetch::should_refresh;
+use crate::script::ReplyError;
+use crate::script::Value;
 
 /// The fields a fast hit reads, in order: value, soft expiry, last load time, hard expiry
 /// (`HMGET entry v sx d hx`). The version is left out: a hit serves the value alone, and

@@ -3,8 +3,8 @@
 
 use alloc::vec::Vec;
 
-use super::error::ReplyError;
-use super::value::Value;
+use crate::script::ReplyError;
+use crate::script::Value;
 
 fn items(
     value: Value,

@@ -64,7 +64,8 @@ pub use rendezvous::Rendezvous;
 pub use router::{Kind, Router};
 pub use table::Table;
 
-pub(crate) use points::{concat, push_decimal, NodePoints};
+pub(crate) use crate::util::push_decimal;
+pub(crate) use points::{concat, NodePoints};
 
 use crate::ring::{NodeSpec, RingError};
 

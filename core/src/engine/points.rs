@@ -569,22 +569,6 @@ fn dedup_part(
 /// first point).
 pub const DOWN_TRIES: usize = 21;
 
-/// `v` as decimal text appended to `buf`.
-pub(crate) fn push_decimal(buf: &mut Vec<u8>, v: u64) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    let mut v = v;
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&tmp[i..]);
-}
-
 /// A string made of `parts`.
 pub(crate) fn concat(parts: &[&[u8]]) -> Vec<u8> {
     let mut v = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());

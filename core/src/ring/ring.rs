@@ -1130,19 +1130,7 @@ fn server_string(name: &str, default_port: Option<u16>) -> &str {
 }
 
 #[cfg(test)]
-fn push_decimal(buf: &mut Vec<u8>, mut v: u64) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&tmp[i..]);
-}
+use crate::util::push_decimal;
 
 #[cfg(test)]
 mod tests {

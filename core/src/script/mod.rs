@@ -47,9 +47,21 @@
 //! assert_eq!(Script::by_name("lease_release").map(Script::num_keys), Some(4));
 //! ```
 
+#[cfg(feature = "alloc")]
+mod call;
+mod reply_error;
 pub(crate) mod table;
+#[cfg(feature = "alloc")]
+mod value;
 
+#[cfg(feature = "alloc")]
+pub(crate) use call::int_arg;
+#[cfg(feature = "alloc")]
+pub use call::Call;
+pub use reply_error::ReplyError;
 pub use table::SCRIPTS;
+#[cfg(feature = "alloc")]
+pub use value::Value;
 
 /// The scripts as the build assembled them (`core/build.rs`).
 mod lua {

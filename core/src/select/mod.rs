@@ -67,6 +67,8 @@
 //! ```
 
 pub mod affinity_script;
+#[cfg(feature = "alloc")]
+mod call;
 mod keys;
 pub mod lease_script;
 #[cfg(feature = "alloc")]
@@ -74,9 +76,16 @@ mod pool;
 mod restore;
 mod script;
 
+pub use affinity_script::{AffinityError, Cap, AFFINITY_RELEASE, AFFINITY_TAKE};
+#[cfg(feature = "alloc")]
+pub use call::{
+    decode_count, decode_member, decode_removed, AffinityCalls, Lease, LeaseCalls, PoolCalls,
+    Release, Taken, RECLAIM_BATCH,
+};
 #[cfg(feature = "alloc")]
 pub use keys::side_key;
 pub use keys::{KeyError, SideKey, SIDE_KEY_SUFFIX};
+pub use lease_script::{LEASE_ACQUIRE, LEASE_RECLAIM, LEASE_RELEASE};
 #[cfg(feature = "alloc")]
 pub use pool::{checked_initial, checked_picks, Pool, PoolError, MAX_PICKS_PER_CALL};
 pub use restore::{Restore, UnknownRestoreMode};

@@ -26,6 +26,8 @@ pub enum PoolError {
     TooManyPicks(i128),
     /// A member is empty: a worker handed `""` could not reach anything.
     EmptyMember,
+    /// A lease TTL (ms) outside `1..=2^53`.
+    BadLeaseTtl(u64),
 }
 
 impl fmt::Display for PoolError {
@@ -47,6 +49,11 @@ impl fmt::Display for PoolError {
             PoolError::EmptyMember => {
                 f.write_str("pool members must not be empty; name each member, e.g. \"proxy-1\"")
             }
+            PoolError::BadLeaseTtl(ms) => write!(
+                f,
+                "a lease TTL of {ms} ms is outside 1 ms to 2^53 ms; give the work a deadline \
+                 it can meet"
+            ),
         }
     }
 }
@@ -63,6 +70,7 @@ impl PoolError {
             PoolError::BadInitialCount(_) => ErrorCode::BadCount,
             PoolError::TooManyPicks(_) => ErrorCode::TooLarge,
             PoolError::EmptyMember => ErrorCode::EmptyMember,
+            PoolError::BadLeaseTtl(_) => ErrorCode::BadTtl,
         }
     }
 }

@@ -4,7 +4,7 @@
 use keyroute::cache::{Call, Value};
 use redis::{Cmd, ConnectionLike, ServerErrorKind};
 
-use crate::error::{Error, Result};
+use crate::error::{server_kind, Error, Result};
 use crate::script::NOSCRIPT_ROUNDS;
 
 /// `EVALSHA sha1 numkeys keys... args...` of `call`.
@@ -81,21 +81,34 @@ pub(crate) fn server_error(context: &str, err: redis::ServerError) -> Error {
 /// # Ok::<(), keyroute_redis::Error>(())
 /// ```
 pub fn eval(con: &mut dyn ConnectionLike, call: &Call<'_>) -> Result<Value> {
-    let context = call.script.name();
+    eval_in(con, call, call.script.name())
+}
+
+/// [`eval`], with `context` naming the call in errors (e.g. the pool key).
+pub(crate) fn eval_in(
+    con: &mut dyn ConnectionLike,
+    call: &Call<'_>,
+    context: &str,
+) -> Result<Value> {
     let fail = |e: redis::RedisError| Error::from_redis(context, &e, None);
     let cmd = evalsha(call);
     for _ in 0..NOSCRIPT_ROUNDS {
-        match to_value(con.req_command(&cmd).map_err(fail)?) {
-            Ok(value) => return Ok(value),
-            Err(e) if e.kind() == Some(ServerErrorKind::NoScript) => {
-                let loaded = con
-                    .req_command(redis::cmd("SCRIPT").arg("LOAD").arg(call.script.text()))
-                    .map_err(fail)?;
-                if let redis::Value::ServerError(e) = loaded {
-                    return Err(server_error(context, e));
-                }
-            }
-            Err(e) => return Err(server_error(context, e)),
+        // A NOSCRIPT answer arrives as a reply (standalone) or as an error (some cluster
+        // connections): either way the script did not run, so it is loaded and sent again.
+        match con.req_command(&cmd) {
+            Ok(reply) => match to_value(reply) {
+                Ok(value) => return Ok(value),
+                Err(e) if e.kind() == Some(ServerErrorKind::NoScript) => {}
+                Err(e) => return Err(server_error(context, e)),
+            },
+            Err(e) if server_kind(&e) == Some(ServerErrorKind::NoScript) => {}
+            Err(e) => return Err(fail(e)),
+        }
+        let loaded = con
+            .req_command(redis::cmd("SCRIPT").arg("LOAD").arg(call.script.text()))
+            .map_err(fail)?;
+        if let redis::Value::ServerError(e) = loaded {
+            return Err(server_error(context, e));
         }
     }
     Err(Error::protocol(

@@ -57,7 +57,7 @@
 
 mod config;
 mod devices;
-mod exec;
+pub(crate) mod exec;
 mod flight;
 mod load_error;
 mod random;

@@ -9,10 +9,11 @@ use super::counts::Counts;
 use super::heartbeat::Heartbeat;
 use super::settings::CacheSettings;
 use super::step::{Failure, Fault, LoadFailure, LoadResult};
-use crate::cache::call::{Call, Notify};
+use crate::cache::call::Notify;
 use crate::cache::check::check_value_len;
 use crate::cache::reply::FillReply;
-use crate::cache::value::Value;
+use crate::script::Call;
+use crate::script::Value;
 
 /// What became of a [`Fill`].
 ///

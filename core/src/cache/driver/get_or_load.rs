@@ -10,13 +10,14 @@ use super::fill::{Fill, FillStep, Stored};
 use super::heartbeat::Heartbeat;
 use super::settings::CacheSettings;
 use super::step::{Failure, Fault, LoadResult};
-use crate::cache::call::{Call, Notify};
+use crate::cache::call::Notify;
 use crate::cache::error::InputError;
 use crate::cache::peek::Peek;
 use crate::cache::poll::{PollSchedule, MAX_FENCED_LOADS};
 use crate::cache::reply::{GetReply, Guarded};
 use crate::cache::session_id::SessionId;
-use crate::cache::value::Value;
+use crate::script::Call;
+use crate::script::Value;
 use crate::util::ln;
 
 /// What a [`GetOrLoad`] asks its executor to do next. Carry it out, report the result

@@ -3,9 +3,9 @@
 use alloc::vec::Vec;
 
 use super::step::Fault;
-use crate::cache::call::Call;
 use crate::cache::reply::decode_flag;
-use crate::cache::value::Value;
+use crate::script::Call;
+use crate::script::Value;
 
 /// Extends a lease every [`every_ms`](Self::every_ms) while its loader runs, so that no
 /// one takes it over: run [`call`](Self::call) at that interval, and stop when

@@ -5,9 +5,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::cache::check::truncate_message;
-use crate::cache::error::{InputError, ReplyError};
+use crate::cache::error::InputError;
 use crate::cache::limits::MAX_ERROR_CODE_LEN;
 use crate::error::ErrorCode;
+use crate::script::ReplyError;
 
 /// How a Redis call failed, as far as a driver needs to know. The executor keeps the
 /// error itself (its own type) and gives it back when the driver ends with

@@ -7,9 +7,10 @@ use super::counts::Counts;
 use super::fill::Fill;
 use super::settings::CacheSettings;
 use super::step::Failure;
-use crate::cache::call::{Call, Notify};
+use crate::cache::call::Notify;
 use crate::cache::reply::decode_warm;
-use crate::cache::value::Value;
+use crate::script::Call;
+use crate::script::Value;
 
 /// What `warm-begin` granted: a [`Fill`] for each cold entry (its index among the
 /// entries given), to run concurrently, and the indexes skipped (fresh, being loaded by

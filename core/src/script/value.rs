@@ -1,5 +1,5 @@
-//! [`Value`]: a script reply as Redis sends it, the input of the reply decoders. Each
-//! binding turns its client's reply type into this one.
+//! [`Value`]: a script reply as Redis sends it, the input of the reply decoders (the
+//! smart cache's and the pools'). Each binding turns its client's reply type into this one.
 
 use alloc::vec::Vec;
 
