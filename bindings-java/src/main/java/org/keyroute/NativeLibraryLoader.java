@@ -82,9 +82,16 @@ final class NativeLibraryLoader {
             }
             Path dir = Files.createTempDirectory("keyroute-");
             Path file = dir.resolve(System.mapLibraryName("keyroute"));
-            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
-            file.toFile().deleteOnExit();
             dir.toFile().deleteOnExit();
+            file.toFile().deleteOnExit();
+            try {
+                Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+            } catch (IOException e) {
+                // a full disk: leave no partial copy behind
+                Files.deleteIfExists(file);
+                Files.deleteIfExists(dir);
+                throw e;
+            }
             return file;
         } catch (IOException e) {
             UnsatisfiedLinkError err = new UnsatisfiedLinkError(
