@@ -40,8 +40,8 @@ pub mod sharded;
 pub use ::redis;
 pub use affinity::{Affinity, Taken};
 pub use conn::{
-    command_key, connect, open_addr, parse_seed, redact, split_seeds, with_tls_files, Endpoint,
-    Place, Reconnecting, Timeouts,
+    command_key, connect, open_addr, parse_seed, redact, split_seeds, with_tls_files, Direct,
+    Endpoint, Place, Reconnecting, Timeouts,
 };
 pub use error::{Error, Result};
 pub use leases::{Lease, Leases, Now, Release};
