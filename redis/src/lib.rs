@@ -33,6 +33,8 @@ mod error;
 pub mod leases;
 pub mod least_used;
 mod link;
+#[cfg(feature = "mux")]
+mod mux;
 mod script;
 pub mod sharded;
 
@@ -47,3 +49,5 @@ pub use error::{Error, Result};
 pub use leases::{Lease, Leases, Now, Release};
 pub use least_used::{LeastUsed, PICK_BATCH};
 pub use link::Link;
+#[cfg(feature = "mux")]
+pub use mux::Multiplexed;

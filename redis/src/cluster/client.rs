@@ -224,11 +224,11 @@ fn route_of(args: &[&[u8]]) -> (Route, bool) {
 }
 
 /// One packed command: its bytes and its arguments.
-type Packed<'a> = (&'a [u8], Vec<&'a [u8]>);
+pub(crate) type Packed<'a> = (&'a [u8], Vec<&'a [u8]>);
 
 /// Splits packed commands (`*N\r\n$len\r\n...`, as the `redis` crate packs them) into
 /// `(bytes of the command, its arguments)`.
-fn split_packed(mut buf: &[u8]) -> Option<Vec<Packed<'_>>> {
+pub(crate) fn split_packed(mut buf: &[u8]) -> Option<Vec<Packed<'_>>> {
     fn line(buf: &[u8], prefix: u8) -> Option<(usize, &[u8])> {
         if buf.first() != Some(&prefix) {
             return None;

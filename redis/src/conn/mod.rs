@@ -62,7 +62,7 @@ impl Default for Timeouts {
     }
 }
 
-fn nonzero(d: Duration) -> Duration {
+pub(crate) fn nonzero(d: Duration) -> Duration {
     d.max(Duration::from_millis(1))
 }
 
@@ -93,19 +93,15 @@ fn is_tls_failure(detail: &str) -> bool {
     .any(|w| d.contains(w))
 }
 
-/// Opens a connection with `client` and `timeouts`: `connect` bounds the TCP connect and
-/// handshake (TLS, AUTH, SELECT). `place` names the server in errors.
-fn open(
-    client: &Client,
+/// The error of a failed connect to `place` (a server of `endpoint`), secrets removed: a
+/// TLS handshake failure is [`Error::Tls`], a refused password [`Error::Auth`].
+pub(crate) fn connect_error(
     place: &str,
     endpoint: &Endpoint,
     timeouts: Timeouts,
-) -> Result<Connection> {
-    let fail = |e: redis::RedisError| match Error::from_redis(
-        &format!("connect to {place}"),
-        &e,
-        Some(timeouts.connect),
-    ) {
+    e: &redis::RedisError,
+) -> Error {
+    match Error::from_redis(&format!("connect to {place}"), e, Some(timeouts.connect)) {
         Error::Connect { context, detail } | Error::ConnectionLost { context, detail }
             if endpoint.is_tls() && is_tls_failure(&detail) =>
         {
@@ -126,7 +122,18 @@ fn open(
             detail: scrub_secrets(&detail, endpoint),
         },
         other => other,
-    };
+    }
+}
+
+/// Opens a connection with `client` and `timeouts`: `connect` bounds the TCP connect and
+/// handshake (TLS, AUTH, SELECT). `place` names the server in errors.
+fn open(
+    client: &Client,
+    place: &str,
+    endpoint: &Endpoint,
+    timeouts: Timeouts,
+) -> Result<Connection> {
+    let fail = |e: redis::RedisError| connect_error(place, endpoint, timeouts, &e);
     let mut con = client
         .get_connection_with_timeout(nonzero(timeouts.connect))
         .map_err(fail)?;
