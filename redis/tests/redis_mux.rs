@@ -3,7 +3,8 @@
 //! written together), 400 concurrent picks leave the pool's spread at 0, a stalled server
 //! fails a command, a script and a pipeline within one deadline and the connection works
 //! again after, `NOSCRIPT` is reloaded, a broken connection is replaced, and a refused
-//! password is `REDIS_AUTH` without the password. Over TLS (`rediss://`, certificates
+//! password is `REDIS_AUTH` without the password. `Leases` and `Affinity` keep their
+//! bounds from 50 threads on it. Over TLS (`rediss://`, certificates
 //! made at test time) picks work, and a wrong CA is `REDIS_TLS`.
 //!
 //! `cargo test -p keyroute-redis --features mux --test redis_mux -- --nocapture`
@@ -255,4 +256,64 @@ fn picks_over_tls_and_a_wrong_ca_is_redis_tls() {
         .ensure_connected()
         .unwrap_err();
     assert_eq!(err.code().as_str(), "REDIS_TLS", "{err}");
+}
+
+/// `Leases` and `Affinity` run on it as they are: 50 threads on one connection spread 50
+/// leases over 5 members 10 each (least concurrency, spread 0), and fill 3 nodes capped at
+/// 2 items with exactly 6.
+#[test]
+fn leases_and_affinity_hold_their_bounds_from_fifty_threads() {
+    use keyroute::select::Cap;
+    use keyroute_redis::{Affinity, Leases};
+    let server = Server::start();
+    let mux = Multiplexed::new(&server.url(), Timeouts::default()).unwrap();
+    let leases = Leases::new("{mux-lease}:pool").unwrap();
+    leases
+        .seed(&mut mux.clone(), ["l1", "l2", "l3", "l4", "l5"])
+        .unwrap();
+    let affinity = Affinity::new("{mux-aff}:owner").unwrap();
+    let barrier = Arc::new(Barrier::new(50));
+    let workers: Vec<_> = (0..50)
+        .map(|i| {
+            let mut con = mux.clone();
+            let (leases, affinity, barrier) =
+                (leases.clone(), affinity.clone(), Arc::clone(&barrier));
+            thread::spawn(move || {
+                barrier.wait();
+                let lease = leases
+                    .acquire(&mut con, Duration::from_secs(30))
+                    .unwrap()
+                    .is_some();
+                let item = format!("job-{i}");
+                let taken = affinity
+                    .take(
+                        &mut con,
+                        item.as_bytes(),
+                        &["w1", "w2", "w3"],
+                        Cap::Fixed(2),
+                    )
+                    .unwrap()
+                    .is_some();
+                (lease, taken)
+            })
+        })
+        .collect();
+    let (mut leased, mut taken) = (0, 0);
+    for w in workers {
+        let (l, t) = w.join().unwrap();
+        leased += usize::from(l);
+        taken += usize::from(t);
+    }
+    assert_eq!(leased, 50);
+    assert_eq!(taken, 6);
+    let loads = affinity.loads(&mut mux.clone()).unwrap();
+    assert!(
+        loads.len() == 3 && loads.iter().all(|(_, n)| *n == 2),
+        "{loads:?}"
+    );
+    let in_flight = leases.in_flight(&mut mux.clone()).unwrap();
+    assert!(
+        in_flight.len() == 5 && in_flight.iter().all(|(_, n)| *n == 10),
+        "{in_flight:?}"
+    );
 }
