@@ -35,6 +35,9 @@ test-rust: setup-apt-core lint test-rust-nostd
 	@! $(CARGO) tree -p keyroute -e normal,build,dev --prefix none | grep -q '^redis ' || \
 	  { echo "keyroute (core) must not depend on the redis crate" >&2; exit 1; }
 	$(CARGO) test -p keyroute-redis
+	# Multiplexed (feature mux, tokio): off by default, so tested on its own.
+	$(CARGO) test -p keyroute-redis --features mux --test redis_mux
+	$(CARGO) test -p keyroute-redis --features mux --doc mux
 	$(CARGO) test -p keyroute-cli
 
 test-rust-nostd:
@@ -55,6 +58,7 @@ lint:
 	$(CARGO) fmt --all -- --check
 	python3 scripts/imports.py
 	$(CARGO) clippy -p keyroute -p keyroute-redis -p keyroute-cli -p keyroute-bench --all-targets -- -D warnings
+	$(CARGO) clippy -p keyroute-redis --features mux --all-targets -- -D warnings
 
 build-cli:
 	$(CARGO) build --release -p keyroute-cli

@@ -9,7 +9,10 @@
 #                      redis-server, else the in-memory model)
 #   make bench-redis   pick() vs redis-benchmark's EVALSHA, pick_many(n) vs single picks,
 #                      a pick over TLS vs a plain pick on one server (the cost of TLS)
-.PHONY: test-redis demo-select bench-redis
+#   make bench-mux     pick() from 50 threads: a connection per thread vs one Multiplexed
+#                      connection (feature mux) vs redis-benchmark -c50 -P1 and -P16, in
+#                      alternating rounds (MUX_ROUNDS=5, MUX_PICKS=1000 per thread, MUX_THREADS=50)
+.PHONY: test-redis demo-select bench-redis bench-mux
 
 REDIS_TESTS := redis_least_used redis_least_used_concurrency redis_least_used_faults \
                redis_least_used_cluster redis_leases redis_replica
@@ -27,3 +30,9 @@ demo-select: build-cli
 BENCH_TARGETS += bench-redis
 bench-redis: setup-apt-core
 	$(CARGO) bench -p keyroute-bench --bench redis_pick
+
+MUX_ROUNDS ?= 5
+MUX_PICKS ?= 1000
+MUX_THREADS ?= 50
+bench-mux: setup-apt-core
+	$(CARGO) run --release -p keyroute-redis --features mux --example mux_pick -- $(MUX_ROUNDS) $(MUX_PICKS) $(MUX_THREADS)

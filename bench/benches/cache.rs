@@ -57,7 +57,7 @@ fn timed(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
 
 /// The server's own time per call of `command` (`INFO commandstats`, µs), since the last
 /// `CONFIG RESETSTAT`.
-fn usec_per_call(con: &mut redis::Connection, command: &str) -> f64 {
+fn usec_per_call(con: &mut keyroute_redis::Direct, command: &str) -> f64 {
     let info: String = redis::cmd("INFO").arg("commandstats").query(con).unwrap();
     info.lines()
         .find(|l| l.starts_with(&format!("cmdstat_{command}:")))
@@ -212,7 +212,7 @@ fn main() {
     ];
     let mut best = [0.0f64; 4];
     let mut server_us = [f64::MAX; 4];
-    let reset = |con: &mut redis::Connection| {
+    let reset = |con: &mut keyroute_redis::Direct| {
         let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query(con).unwrap();
     };
     for _ in 0..ROUNDS {

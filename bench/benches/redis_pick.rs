@@ -181,7 +181,7 @@ fn tls_row(picks: usize) -> Row {
     let mut tls = connect(&tls_url, Timeouts::default()).unwrap();
     let pool = LeastUsed::new("{bench-tls}:pool").unwrap();
     pool.seed(&mut plain, ["p1", "p2", "p3"], 0, false).unwrap();
-    let rate = |con: &mut keyroute_redis::redis::Connection| {
+    let rate = |con: &mut keyroute_redis::Direct| {
         let started = Instant::now();
         for _ in 0..picks / 4 {
             pool.pick(con).unwrap().unwrap();

@@ -166,7 +166,7 @@ impl Error {
         if err.is_timeout() {
             return Error::Timeout {
                 context,
-                after: timeout,
+                after: timeout.or_else(|| deadline_of(err)),
             };
         }
         if let Some(code) = err.code() {
@@ -394,6 +394,18 @@ from_core!(KeyError => Key, PoolError => Pool, AffinityError => Affinity, MapErr
 
 /// Whether an error of the `redis` crate leaves the connection unusable (refused, reset,
 /// closed, timed out, I/O): the one such check of this crate.
+/// The words before the deadline (in ms) in the error of a call that ran past it.
+pub(crate) const DEADLINE_OF: &str = "the call's deadline of ";
+
+/// The deadline a timed-out call had, read back from its error (the `redis` crate's error
+/// type carries only text).
+fn deadline_of(err: &RedisError) -> Option<Duration> {
+    let text = err.to_string();
+    let rest = text.split_once(DEADLINE_OF)?.1;
+    let ms = rest.split_once(" ms")?.0.parse().ok()?;
+    Some(Duration::from_millis(ms))
+}
+
 pub(crate) fn is_broken(err: &RedisError) -> bool {
     err.is_io_error()
         || err.is_timeout()

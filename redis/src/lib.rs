@@ -33,6 +33,8 @@ mod error;
 pub mod leases;
 pub mod least_used;
 mod link;
+#[cfg(feature = "mux")]
+mod mux;
 mod script;
 pub mod sharded;
 
@@ -40,10 +42,12 @@ pub mod sharded;
 pub use ::redis;
 pub use affinity::{Affinity, Taken};
 pub use conn::{
-    command_key, connect, open_addr, parse_seed, redact, split_seeds, with_tls_files, Endpoint,
-    Place, Reconnecting, Timeouts,
+    command_key, connect, open_addr, parse_seed, redact, split_seeds, with_tls_files, Direct,
+    Endpoint, Place, Reconnecting, Timeouts,
 };
 pub use error::{Error, Result};
 pub use leases::{Lease, Leases, Now, Release};
 pub use least_used::{LeastUsed, PICK_BATCH};
 pub use link::Link;
+#[cfg(feature = "mux")]
+pub use mux::Multiplexed;

@@ -233,8 +233,8 @@ impl ShardedClient {
     /// A new connection to `addr`, with the configured credentials and TLS.
     fn open(&self, addr: &Address) -> Result<Connection, Error> {
         match &self.config.credentials {
-            Some(e) => e.open_node(addr, self.config.timeouts()),
-            None => crate::open_addr(addr, self.config.timeouts()),
+            Some(e) => e.open_node_raw(addr, self.config.timeouts()),
+            None => crate::conn::Endpoint::plain(addr).open_node_raw(addr, self.config.timeouts()),
         }
     }
 

@@ -414,7 +414,7 @@ fn load_scripts(con: &mut dyn redis::ConnectionLike, place: &str) -> Result<()> 
 /// Loads every cache script on every master of the cluster (scripts are cached per node).
 fn load_everywhere(client: &ClusterClient, timeouts: Timeouts) -> Result<()> {
     for (_, node) in client.map().masters() {
-        let mut con = client.endpoint().open_node(node.addr(), timeouts)?;
+        let mut con = client.endpoint().open_node_raw(node.addr(), timeouts)?;
         load_scripts(&mut con, &node.addr().to_string())?;
     }
     Ok(())

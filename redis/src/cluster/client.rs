@@ -48,7 +48,7 @@ use redis::{
 };
 
 use super::topology::{fetch_topology_with, TopologySource};
-use crate::conn::{pipeline, Endpoint, Timeouts};
+use crate::conn::{exchange, Armed, Endpoint, Timeouts};
 use crate::error::Error;
 
 /// Timeouts, retries and refresh throttling of a [`ClusterClient`].
@@ -224,11 +224,11 @@ fn route_of(args: &[&[u8]]) -> (Route, bool) {
 }
 
 /// One packed command: its bytes and its arguments.
-type Packed<'a> = (&'a [u8], Vec<&'a [u8]>);
+pub(crate) type Packed<'a> = (&'a [u8], Vec<&'a [u8]>);
 
 /// Splits packed commands (`*N\r\n$len\r\n...`, as the `redis` crate packs them) into
 /// `(bytes of the command, its arguments)`.
-fn split_packed(mut buf: &[u8]) -> Option<Vec<Packed<'_>>> {
+pub(crate) fn split_packed(mut buf: &[u8]) -> Option<Vec<Packed<'_>>> {
     fn line(buf: &[u8], prefix: u8) -> Option<(usize, &[u8])> {
         if buf.first() != Some(&prefix) {
             return None;
@@ -466,7 +466,7 @@ impl ClusterClient {
         for addr in candidates {
             let res = match self.conns.get_mut(&addr) {
                 Some(con) => fetch_topology_with(con, self.endpoint.is_tls()),
-                None => match self.endpoint.open_node(&addr, self.config.timeouts()) {
+                None => match self.endpoint.open_node_raw(&addr, self.config.timeouts()) {
                     Ok(mut con) => {
                         let r = fetch_topology_with(&mut con, self.endpoint.is_tls());
                         self.conns.insert(addr.clone(), con);
@@ -548,7 +548,7 @@ impl ClusterClient {
         match conns.entry(addr.clone()) {
             std::collections::hash_map::Entry::Occupied(e) => Ok(e.into_mut()),
             std::collections::hash_map::Entry::Vacant(e) => {
-                let mut con = endpoint.open_node(addr, timeouts)?;
+                let mut con = endpoint.open_node_raw(addr, timeouts)?;
                 if replica {
                     let ok = con.req_command(&redis::cmd("READONLY")).map_err(|err| {
                         Error::from_redis(&format!("READONLY on {addr}"), &err, None)
@@ -588,7 +588,7 @@ impl ClusterClient {
         let con = self
             .connection(addr, replica, until)
             .map_err(SendError::NotSent)?;
-        within(con, io, until, |con, wait| {
+        within(con, io, until, |con, wait, _| {
             let fail = |e: redis::RedisError| {
                 SendError::MaybeSent(Error::from_redis(&format!("{addr}"), &e, Some(wait)))
             };
@@ -1042,8 +1042,8 @@ impl ClusterClient {
                 let io = self.config.io_timeout;
                 let sent = match self.connection(&addr, false, until) {
                     Err(e) => Err(SendError::NotSent(e)),
-                    Ok(con) => within(con, io, until, |con, wait| {
-                        pipeline(con, &bytes, 0, n).map_err(|e| {
+                    Ok(con) => within(con, io, until, |con, wait, armed| {
+                        exchange(con, armed, &bytes, 0, n, io, until).map_err(|e| {
                             SendError::MaybeSent(Error::from_redis(
                                 &format!("{addr}"),
                                 &e,
@@ -1170,22 +1170,24 @@ fn left(until: Instant) -> Duration {
 
 /// Runs `f` on `con` with every wait (each reply, each write) cut to end by `until`: the
 /// I/O timeout `io`, or less when the call's time runs out first (`f` gets the wait it
-/// was given). The socket is set back to `io` after (only when it was cut: a call with
+/// was given, and the timeouts set, which [`exchange`] cuts further before each reply of
+/// a pipeline). The socket is set back to `io` after (only when it was cut: a call with
 /// time to spare costs no system call).
 fn within<T, E>(
     con: &mut Connection,
     io: Duration,
     until: Instant,
-    f: impl FnOnce(&mut Connection, Duration) -> Result<T, E>,
+    f: impl FnOnce(&mut Connection, Duration, &mut Armed) -> Result<T, E>,
 ) -> Result<T, E> {
     let wait = io.min(left(until)).max(Duration::from_millis(1));
-    let cut = wait < io;
-    if cut {
+    let mut armed = Armed::at(io);
+    if wait < io {
         let _ = con.set_read_timeout(Some(wait));
         let _ = con.set_write_timeout(Some(wait));
+        armed = Armed::at(wait);
     }
-    let out = f(con, wait);
-    if cut {
+    let out = f(con, wait, &mut armed);
+    if armed != Armed::at(io) {
         let _ = con.set_read_timeout(Some(io));
         let _ = con.set_write_timeout(Some(io));
     }
@@ -1241,8 +1243,8 @@ impl ConnectionLike for ClusterClient {
             let io = self.config.io_timeout;
             let until = Instant::now() + self.config.call_timeout;
             let result = match self.connection(&addr, false, until) {
-                Ok(con) => within(con, io, until, |con, wait| {
-                    con.req_packed_commands(cmd, offset, count)
+                Ok(con) => within(con, io, until, |con, wait, armed| {
+                    exchange(con, armed, cmd, offset, count, io, until)
                         .map_err(|e| Error::from_redis(&format!("{addr}"), &e, Some(wait)))
                 }),
                 Err(e) => Err(e),

@@ -6,6 +6,8 @@ mod client;
 pub mod reshard;
 pub mod topology;
 
+#[cfg(feature = "mux")]
+pub(crate) use client::split_packed;
 pub use client::{is_read_command, ClusterClient, ClusterConfig, ClusterStats};
 pub use reshard::{execute_plan, Progress, ReshardOptions, ReshardReport};
 pub use topology::{fetch_topology, fetch_topology_from, TopologySource};

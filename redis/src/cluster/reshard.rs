@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use keyroute::slot::{Health, Move, NodeIndex, Plan, SlotMap};
 use redis::{Connection, Value};
 
-use crate::conn::{open_addr, Endpoint, Timeouts};
+use crate::conn::{Endpoint, Timeouts};
 use crate::error::Error;
 
 /// Knobs of [`execute_plan`].
@@ -162,8 +162,8 @@ pub fn execute_plan(
             io: options.io_timeout,
         };
         let con = match &options.credentials {
-            Some(e) => e.open_node(node.addr(), timeouts)?,
-            None => open_addr(node.addr(), timeouts)?,
+            Some(e) => e.open_node_raw(node.addr(), timeouts)?,
+            None => Endpoint::plain(node.addr()).open_node_raw(node.addr(), timeouts)?,
         };
         masters.conns.insert(i, con);
     }

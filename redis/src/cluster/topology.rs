@@ -66,7 +66,7 @@ pub fn fetch_topology_from(
 ) -> Result<(SlotMap, TopologySource), Error> {
     let endpoint = Endpoint::parse(seed)?;
     let addr = endpoint.check_cluster_seed()?.clone();
-    let mut con = endpoint.open_node(&addr, timeouts)?;
+    let mut con = endpoint.open_node_raw(&addr, timeouts)?;
     fetch_topology_with(&mut con, endpoint.is_tls())
 }
 

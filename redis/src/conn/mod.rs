@@ -1,6 +1,8 @@
 //! Connections: the one place where this crate opens sockets. [`Timeouts`] bound every
-//! wait, [`connect`] opens a standalone connection from a URL, [`Reconnecting`] reopens
-//! after a connection error, and [`open_addr`] opens a connection to a cluster node.
+//! wait, [`connect`] opens a standalone connection ([`Direct`]) from a URL,
+//! [`Reconnecting`] reopens after a connection error, and [`open_addr`] opens a
+//! connection to a cluster node. A deadline is per call, never per reply: on each of them
+//! a call (a command, a script, a pipeline) ends within one I/O timeout.
 //!
 //! URLs may carry a password (`redis://:secret@host:port`); [`redact`] replaces it with
 //! `***` in everything this crate prints.
@@ -12,11 +14,14 @@ use redis::{Client, Connection, ConnectionLike, RedisResult, Value};
 
 use crate::error::{is_broken, Error, Result};
 
+mod direct;
 mod endpoint;
 mod redact;
 mod sentinel;
 pub(crate) mod tls;
 
+pub use direct::Direct;
+pub(crate) use direct::{exchange, Armed};
 pub use endpoint::{split_seeds, with_tls_files, Endpoint, Place};
 pub use redact::redact;
 pub(crate) use sentinel::{ask_one, MasterCheck};
@@ -35,7 +40,8 @@ pub(crate) use sentinel::{ask_one, MasterCheck};
 pub struct Timeouts {
     /// Establishing the TCP connection and the handshake (AUTH, SELECT).
     pub connect: Duration,
-    /// Waiting for each reply on an established connection.
+    /// The deadline of each call on an established connection: all its replies (one
+    /// command's, or every one of a pipeline's) are read within it.
     pub io: Duration,
 }
 
@@ -56,7 +62,7 @@ impl Default for Timeouts {
     }
 }
 
-fn nonzero(d: Duration) -> Duration {
+pub(crate) fn nonzero(d: Duration) -> Duration {
     d.max(Duration::from_millis(1))
 }
 
@@ -87,19 +93,15 @@ fn is_tls_failure(detail: &str) -> bool {
     .any(|w| d.contains(w))
 }
 
-/// Opens a connection with `client` and `timeouts`: `connect` bounds the TCP connect and
-/// handshake (TLS, AUTH, SELECT). `place` names the server in errors.
-fn open(
-    client: &Client,
+/// The error of a failed connect to `place` (a server of `endpoint`), secrets removed: a
+/// TLS handshake failure is [`Error::Tls`], a refused password [`Error::Auth`].
+pub(crate) fn connect_error(
     place: &str,
     endpoint: &Endpoint,
     timeouts: Timeouts,
-) -> Result<Connection> {
-    let fail = |e: redis::RedisError| match Error::from_redis(
-        &format!("connect to {place}"),
-        &e,
-        Some(timeouts.connect),
-    ) {
+    e: &redis::RedisError,
+) -> Error {
+    match Error::from_redis(&format!("connect to {place}"), e, Some(timeouts.connect)) {
         Error::Connect { context, detail } | Error::ConnectionLost { context, detail }
             if endpoint.is_tls() && is_tls_failure(&detail) =>
         {
@@ -120,7 +122,18 @@ fn open(
             detail: scrub_secrets(&detail, endpoint),
         },
         other => other,
-    };
+    }
+}
+
+/// Opens a connection with `client` and `timeouts`: `connect` bounds the TCP connect and
+/// handshake (TLS, AUTH, SELECT). `place` names the server in errors.
+fn open(
+    client: &Client,
+    place: &str,
+    endpoint: &Endpoint,
+    timeouts: Timeouts,
+) -> Result<Connection> {
+    let fail = |e: redis::RedisError| connect_error(place, endpoint, timeouts, &e);
     let mut con = client
         .get_connection_with_timeout(nonzero(timeouts.connect))
         .map_err(fail)?;
@@ -155,8 +168,9 @@ impl Endpoint {
     /// # Errors
     /// [`Error::Connect`], [`Error::Auth`], [`Error::Timeout`], [`Error::Tls`]; for a
     /// Sentinel URL, [`Error::Connect`] naming what each Sentinel answered.
-    pub fn open(&self, timeouts: Timeouts) -> Result<Connection> {
-        self.open_located(timeouts).map(|(_, con)| con)
+    pub fn open(&self, timeouts: Timeouts) -> Result<Direct> {
+        self.open_located(timeouts)
+            .map(|(_, con)| Direct::new(con, nonzero(timeouts.io)))
     }
 
     /// As [`open`](Self::open), with the TCP address connected to (none for a Unix
@@ -167,7 +181,7 @@ impl Endpoint {
                 sentinel::open_master(self, sentinels, service, timeouts)
                     .map(|(addr, con)| (Some(addr), con))
             }
-            Place::Tcp(addr) => Ok((Some(addr.clone()), self.open_node(addr, timeouts)?)),
+            Place::Tcp(addr) => Ok((Some(addr.clone()), self.open_node_raw(addr, timeouts)?)),
             Place::Unix(path) => {
                 let con = open(&self.client()?, &path.display().to_string(), self, timeouts)?;
                 Ok((None, con))
@@ -180,7 +194,14 @@ impl Endpoint {
     ///
     /// # Errors
     /// As [`open`](Self::open).
-    pub fn open_node(&self, addr: &Address, timeouts: Timeouts) -> Result<Connection> {
+    pub fn open_node(&self, addr: &Address, timeouts: Timeouts) -> Result<Direct> {
+        self.open_node_raw(addr, timeouts)
+            .map(|con| Direct::new(con, nonzero(timeouts.io)))
+    }
+
+    /// As [`open_node`](Self::open_node), the `redis` crate's connection, its read and
+    /// write timeouts `timeouts.io` (callers bound their calls themselves).
+    pub(crate) fn open_node_raw(&self, addr: &Address, timeouts: Timeouts) -> Result<Connection> {
         open(
             &self.client_for(&addr.host, addr.port)?,
             &addr.to_string(),
@@ -196,7 +217,7 @@ impl Endpoint {
 /// # Errors
 /// [`Error::BadUrl`], [`Error::Connect`], [`Error::Auth`], [`Error::Timeout`],
 /// [`Error::Tls`].
-pub fn connect(url: &str, timeouts: Timeouts) -> Result<Connection> {
+pub fn connect(url: &str, timeouts: Timeouts) -> Result<Direct> {
     Endpoint::parse(url)?.open(timeouts)
 }
 
@@ -205,7 +226,7 @@ pub fn connect(url: &str, timeouts: Timeouts) -> Result<Connection> {
 ///
 /// # Errors
 /// As [`connect`].
-pub fn open_addr(addr: &Address, timeouts: Timeouts) -> Result<Connection> {
+pub fn open_addr(addr: &Address, timeouts: Timeouts) -> Result<Direct> {
     Endpoint::plain(addr).open_node(addr, timeouts)
 }
 
@@ -237,7 +258,7 @@ pub fn parse_seed(seed: &str) -> Result<Address> {
 pub struct Reconnecting {
     endpoint: Endpoint,
     timeouts: Timeouts,
-    con: Option<Connection>,
+    con: Option<Direct>,
     /// The address `con` leads to (none for a Unix socket).
     at: Option<Address>,
     /// Behind Sentinel: whether the master is still the one `con` leads to.
@@ -316,7 +337,7 @@ impl Reconnecting {
             self.check.connected(at.clone());
         }
         self.at = at;
-        self.con = Some(con);
+        self.con = Some(Direct::new(con, nonzero(self.timeouts.io)));
         Ok(())
     }
 
@@ -350,9 +371,12 @@ impl Reconnecting {
         }
     }
 
+    /// Runs `f` on the connection (opened first if none is) with the call's deadline:
+    /// the I/O timeout, or, for a call that had to connect first, the larger of the two
+    /// timeouts from the call's start.
     fn with<T: Replies>(
         &mut self,
-        f: impl FnOnce(&mut Connection) -> RedisResult<T>,
+        f: impl FnOnce(&mut Direct, Instant) -> RedisResult<T>,
     ) -> RedisResult<T> {
         let start = Instant::now();
         // Behind Sentinel, a master the Sentinels no longer name is left at once.
@@ -384,14 +408,12 @@ impl Reconnecting {
             unreachable!("opened above")
         };
         // A call that had to connect waits no longer in all than the larger bound.
-        let budget = self.timeouts.io.max(self.timeouts.connect);
-        if fresh {
-            set_io_timeout(
-                con,
-                budget.saturating_sub(start.elapsed()).min(self.timeouts.io),
-            )?;
-        }
-        let result = f(con);
+        let until = if fresh {
+            start + self.timeouts.io.max(self.timeouts.connect)
+        } else {
+            Instant::now() + nonzero(self.timeouts.io)
+        };
+        let result = f(con, until);
         // Behind Sentinel, a READONLY reply means the master was demoted: the next call
         // asks the Sentinels again.
         let broken = match &result {
@@ -402,8 +424,6 @@ impl Reconnecting {
         };
         if broken {
             self.con = None;
-        } else if fresh {
-            set_io_timeout(con, self.timeouts.io)?;
         }
         result
     }
@@ -411,7 +431,10 @@ impl Reconnecting {
 
 impl ConnectionLike for Reconnecting {
     fn req_packed_command(&mut self, cmd: &[u8]) -> RedisResult<Value> {
-        self.with(|con| con.req_packed_command(cmd))
+        self.with(|con, until| {
+            let mut replies = con.call_until(cmd, 0, 1, until)?;
+            Ok(replies.pop().unwrap_or(Value::Nil))
+        })
     }
 
     fn req_packed_commands(
@@ -420,7 +443,7 @@ impl ConnectionLike for Reconnecting {
         offset: usize,
         count: usize,
     ) -> RedisResult<Vec<Value>> {
-        self.with(|con| pipeline(con, cmd, offset, count))
+        self.with(|con, until| con.call_until(cmd, offset, count, until))
     }
 
     fn get_db(&self) -> i64 {
@@ -428,11 +451,12 @@ impl ConnectionLike for Reconnecting {
     }
 
     fn check_connection(&mut self) -> bool {
-        self.with(|con| Ok(con.check_connection())).unwrap_or(false)
+        self.with(|con, _| Ok(con.check_connection()))
+            .unwrap_or(false)
     }
 
     fn is_open(&self) -> bool {
-        self.con.as_ref().is_some_and(Connection::is_open)
+        self.con.as_ref().is_some_and(Direct::is_open)
     }
 }
 
@@ -461,33 +485,6 @@ impl Replies for bool {
     fn readonly(&self) -> bool {
         false
     }
-}
-
-/// A pipeline on `con`: its replies. The `redis` crate's own pipeline read waits for
-/// every reply even after one timed out, each wait up to the read timeout, so a stalled
-/// server cost one timeout per command (a 512-pick pipeline, 512 timeouts). This stops
-/// at the first transport error instead; the caller then drops the connection, so late
-/// replies cannot be taken for the answers of later commands. Server error replies are
-/// values, as in the crate. Transactions (`offset > 0`) keep the crate's reading.
-pub(crate) fn pipeline(
-    con: &mut Connection,
-    cmd: &[u8],
-    offset: usize,
-    count: usize,
-) -> RedisResult<Vec<Value>> {
-    if offset > 0 {
-        return con.req_packed_commands(cmd, offset, count);
-    }
-    con.send_packed_command(cmd)?;
-    let mut replies = Vec::with_capacity(count);
-    while replies.len() < count {
-        match con.recv_response()? {
-            // RESP3 push data between replies is not a reply.
-            Value::Push { .. } => {}
-            reply => replies.push(reply),
-        }
-    }
-    Ok(replies)
 }
 
 /// The key of a single-key command: its first argument after the name.

@@ -108,7 +108,7 @@ pub(crate) fn open_master(
     let mut seen = Vec::new();
     for sentinel in sentinels {
         match ask(endpoint, sentinel, service, timeouts) {
-            Ok(master) => match endpoint.open_node(&master, timeouts) {
+            Ok(master) => match endpoint.open_node_raw(&master, timeouts) {
                 Ok(mut con) => match role(&mut con) {
                     Ok(r) if r == "master" => return Ok((master, con)),
                     Ok(r) => seen.push(format!("{sentinel} names {master}, which is a {r}")),
