@@ -131,7 +131,9 @@ def test_sessions_slide_through_a_failover(serve_factory, cluster):
         sid = c.request("session.create", {"client": "c-88", "version": "1"}, b"d").body["sid"].encode()
         assert c.request("cache.put", {"client": "c-88", "kind": "cards"}, b"v1", session_id=sid).error_code is None
         master, replica, key = cluster.owner_of("kr:*:s:*")
-        assert master.cli("WAIT", "1", "5000") == "1", "the session reached the replica"
+        # A replica of a new cluster may still be in its first sync on a loaded machine.
+        wait_for(lambda: "master_link_status:up" in replica.cli("INFO", "replication"), 30, "the replica's link up")
+        assert master.cli("WAIT", "1", "10000") == "1", "the session reached the replica"
         before = int(master.cli("HGET", key, "x"))
         fail_over(master, replica)
         t0 = time.monotonic()
