@@ -596,7 +596,8 @@ mod tests {
     fn packed_keys_are_checked_then_read_in_order() {
         let data = b"abcdef";
         let ends = [1u32, 1, 4, 6];
-        let p = unsafe { Packed::new(data.as_ptr(), 6, ends.as_ptr(), 4, "keys") }.unwrap();
+        let p = unsafe { Packed::new(data.as_ptr(), 6, ends.as_ptr(), 4, "keys") }
+            .expect("well-formed packed keys are accepted");
         let keys: Vec<&[u8]> = p.iter().collect();
         assert_eq!(keys, [&b"a"[..], b"", b"bcd", b"ef"]);
         let down = [2u32, 1];
@@ -612,7 +613,7 @@ mod tests {
             unsafe { Packed::new(std::ptr::null(), 0, std::ptr::null(), 1, "keys") }.unwrap_err();
         assert_eq!(e.status, KEYROUTE_NULL_ARGUMENT);
         let none = unsafe { Packed::new(std::ptr::null(), 0, std::ptr::null(), 0, "keys") };
-        assert_eq!(none.unwrap().iter().count(), 0);
+        assert_eq!(none.expect("no keys are accepted").iter().count(), 0);
     }
 
     #[test]
